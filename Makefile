@@ -1,0 +1,41 @@
+# citeaudit — the two commands a new user needs are `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+
+.PHONY: demo test lint bench ui clean venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+## demo: generate the demo corpus into data/raw, run the whole pipeline, print a summary
+demo: $(STAMP)
+	$(VENV)/bin/citeaudit demo-corpus --out data/raw
+	$(VENV)/bin/citeaudit run --raw data/raw --derived data/derived
+
+## test: the whole test suite (unit, golden pywb, bad files, assets, end-to-end dagster runs)
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -q -n 2
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+## bench: capture-indexing benchmark (not part of make test); results in benchmarks/README.md
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	$(PY) benchmarks/bench_index.py
+
+## ui: the Dagster UI on the same instance (http://127.0.0.1:3000)
+ui: $(STAMP)
+	$(VENV)/bin/citeaudit ui
+
+clean:
+	rm -rf data/derived/* .dagster_home/storage .dagster_home/history .dagster_home/schedules

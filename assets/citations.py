@@ -1,0 +1,43 @@
+"""Seed 001 assets: claim_checks and answer_checks (fail-closed citation verification)."""
+
+import dagster as dg
+import pyarrow.compute as pc
+
+from assets.metadata import table_metadata
+from citeaudit import citation_checks, parquet_io
+from pipelines.partitions import observation_date
+from pipelines.resources import PathsResource
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "claim_checks",
+            group_name="citations",
+            deps=["answers", "claims", "citations"],
+            description="Per claim: passed, or its first failure (missing/malformed/hallucinated).",
+        ),
+        dg.AssetSpec(
+            "answer_checks",
+            group_name="citations",
+            deps=["answers", "claims", "citations"],
+            description="Per answer: verified (served) or rejected by its first failing claim.",
+        ),
+    ],
+    partitions_def=observation_date,
+)
+def check_citations(context: dg.AssetExecutionContext, paths: PathsResource):
+    """Run the seed 001 checks in SQL over the date's ingested tables."""
+    part = {"observation_date": context.partition_key}
+    answers = parquet_io.read_partition(paths.derived, "answers", part)
+    claims = parquet_io.read_partition(paths.derived, "claims", part)
+    citations = parquet_io.read_partition(paths.derived, "citations", part)
+    claim_checks, answer_checks = citation_checks.check(answers, claims, citations)
+    verified = pc.sum(answer_checks.column("verified")).as_py() or 0
+    counts = {"verified": verified, "rejected": answer_checks.num_rows - verified}
+    for name, table, extra in (
+        ("claim_checks", claim_checks, {}),
+        ("answer_checks", answer_checks, counts),
+    ):
+        path = parquet_io.write_partition(table, paths.derived, name, part)
+        yield dg.MaterializeResult(asset_key=name, metadata=table_metadata(table, path, **extra))

@@ -1,0 +1,69 @@
+"""DuckDB helpers: offline connections and the project's SQL files.
+
+Every SQL statement the pipeline runs lives in ``sql/<stage>/<verb_object>.sql`` (one statement,
+header comment first). Values are bound as DuckDB parameters (``$name``), never formatted into
+the text, so a file can be read, linted and run by hand exactly as the pipeline runs it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+
+# No network here or in production batch runs: never try to download an extension.
+OFFLINE_CONFIG = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
+
+
+def connect(database: str | Path = ":memory:", *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection that never reaches the network and computes in UTC."""
+    con = duckdb.connect(str(database), read_only=read_only, config=dict(OFFLINE_CONFIG))
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+@cache
+def sql_text(name: str) -> str:
+    """The text of ``sql/<name>.sql`` (e.g. ``citations/check_claims``)."""
+    path = SQL_DIR / f"{name}.sql"
+    if not path.is_file():
+        raise FileNotFoundError(f"no SQL file {path}")
+    return path.read_text(encoding="utf-8")
+
+
+def query(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
+) -> pa.Table:
+    """Run one project SQL file and return its whole result as an Arrow table.
+
+    The result is drained here: an undrained DuckDB result would block the next query.
+    """
+    text = sql_text(name)
+    used = {k: v for k, v in (params or {}).items() if f"${k}" in text}
+    return con.sql(text, params=used or None).to_arrow_table()
+
+
+def temp_table(
+    con: duckdb.DuckDBPyConnection, table: str, name: str, params: dict[str, Any] | None = None
+) -> pa.Table:
+    """Run a SQL file and register its result under ``table`` for the statements that follow."""
+    result = query(con, name, params)
+    con.register(table, result)
+    return result
+
+
+def create_table(
+    con: duckdb.DuckDBPyConnection, table: str, name: str, params: dict[str, Any] | None = None
+) -> None:
+    """Materialize a SQL file's result as a temporary table inside DuckDB (stays native JSON)."""
+    text = sql_text(name)
+    used = {k: v for k, v in (params or {}).items() if f"${k}" in text}
+    con.sql(text, params=used or None).to_table(table)

@@ -1,0 +1,61 @@
+"""Parquet datasets under ``data/derived/<asset>/<key>=<value>/data.parquet``, written atomically.
+
+A partition is one file, written to a temporary name in the same folder and moved into place
+with ``os.replace``: a reader sees the old file or the new one, never half of one, and a crash
+leaves at most a ``.tmp`` file that the next write of that partition replaces. Files carry no
+timestamps or random ids, so the same rows give the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+DATA_FILE = "data.parquet"
+
+
+def partition_dir(derived: Path, asset: str, partition: dict[str, str] | None = None) -> Path:
+    """The folder of one hive partition of an asset (the asset folder when unpartitioned)."""
+    folder = derived / asset
+    for key, value in (partition or {}).items():
+        folder = folder / f"{key}={value}"
+    return folder
+
+
+def write_partition(
+    table: pa.Table, derived: Path, asset: str, partition: dict[str, str] | None = None
+) -> Path:
+    """Replace one partition of ``asset`` with ``table``, atomically; return the file written."""
+    folder = partition_dir(derived, asset, partition)
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / DATA_FILE
+    tmp = folder / f".{DATA_FILE}.tmp"
+    pq.write_table(
+        table,
+        tmp,
+        compression="zstd",
+        write_statistics=True,
+        store_schema=True,
+    )
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, final)
+    return final
+
+
+def read_partition(
+    derived: Path, asset: str, partition: dict[str, str] | None = None
+) -> pa.Table:
+    """Read one partition written by :func:`write_partition`."""
+    path = partition_dir(derived, asset, partition) / DATA_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{asset}: partition {partition or '(none)'} not materialized: {path}")
+    return pq.read_table(path)
+
+
+def dataset_glob(derived: Path, asset: str, depth: int) -> str:
+    """A glob matching every partition file of an asset with ``depth`` partition levels."""
+    return str(derived / asset / ("*/" * depth) / DATA_FILE).replace("//", "/")

@@ -1,0 +1,77 @@
+"""The short run summary: volumes, rejections, verdicts and cost per served answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from citeaudit import duck
+from citeaudit.catalog import CATALOG_FILE
+
+
+def collect(derived: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(summary row, rejection reasons) read from the catalog, opened read-only."""
+    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    try:
+        row = duck.query(con, "report/summarize_run").to_pylist()[0]
+        reasons = duck.query(con, "report/count_rejections_by_reason").to_pylist()
+    finally:
+        con.close()
+    served = row["verified_answers"]
+    row["tokens_per_served_answer"] = row["tokens_served"] / served if served else None
+    row["all_tokens_per_served_answer"] = row["tokens_all"] / served if served else None
+    return row, reasons
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
+    """Print the summary and where to look next; return the summary row."""
+    console = console or Console()
+    row, reasons = collect(derived)
+    table = Table(title="citeaudit run summary", show_header=False, title_justify="left")
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    answers_total = row["verified_answers"] + row["rejected_answers"]
+    lines = [
+        ("observation dates", row["dates"]),
+        ("answers accepted", row["answers"]),
+        ("claims", row["claims"]),
+        ("citations", row["citations"]),
+        ("captures indexed (WARC/ARC records)", row["captures"]),
+        ("  of which unreadable/truncated", row["captures_with_error"]),
+        ("input lines rejected (defects)", f"{row['rejected_lines']:,} ({row['rejected_defects']:,})"),
+        ("answers verified (served)", f"{row['verified_answers']:,} of {answers_total:,}"),
+        ("answers rejected by citation checks", row["rejected_answers"]),
+        ("tokens per served answer (served answers only)", row["tokens_per_served_answer"]),
+        ("all tokens spent per served answer", row["all_tokens_per_served_answer"]),
+    ]
+    for what, value in lines:
+        table.add_row(what, _fmt(value))
+    console.print(table)
+    if reasons:
+        why = Table(title="why answers and lines were rejected", title_justify="left")
+        why.add_column("stage")
+        why.add_column("reason")
+        why.add_column("n", justify="right")
+        for r in reasons:
+            why.add_row(r["stage"], r["reason"], _fmt(r["n"]))
+        console.print(why)
+    catalog = derived / CATALOG_FILE
+    console.print(f"\nOutputs: parquet under [bold]{derived}[/bold]/<asset>/, catalog [bold]{catalog}[/bold]")
+    console.print("Look further:")
+    console.print("  make ui                      # the Dagster UI (dagster dev) on this instance")
+    console.print(
+        f"  duckdb {catalog} -c \"SELECT engine, reason, count(*) FROM answer_checks "
+        "GROUP BY ALL ORDER BY ALL\""
+    )
+    return row

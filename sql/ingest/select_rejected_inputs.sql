@@ -1,0 +1,14 @@
+-- Purpose: the `rejected_inputs` rows of an answers batch: each defect with the raw line kept,
+-- so a rejected answer is never lost, only set aside with its reason.
+-- Grain: one row per (file, line, field, reason). Inputs: defects_found, answer_lines.
+SELECT
+    'answers' AS source,
+    d.file,
+    d.line,
+    d.field,
+    d.reason,
+    d.detail,
+    l.text AS raw
+FROM defects_found AS d
+JOIN answer_lines AS l ON l.file = d.file AND l.line = d.line
+ORDER BY d.file, d.line, d.field NULLS FIRST, d.reason
