@@ -19,7 +19,7 @@ from rich.console import Console
 
 from citeaudit import demo_corpus, warc_index
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -67,11 +67,13 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
             why.add_row(r["stage"], r["reason"], _fmt(r["n"]))
         console.print(why)
     catalog = derived / CATALOG_FILE
-    console.print(f"\nOutputs: parquet under [bold]{derived}[/bold]/<asset>/, catalog [bold]{catalog}[/bold]")
-    console.print("Look further:")
-    console.print("  make ui                      # the Dagster UI (dagster dev) on this instance")
-    console.print(
-        f"  duckdb {catalog} -c \"SELECT engine, reason, count(*) FROM answer_checks "
-        "GROUP BY ALL ORDER BY ALL\""
-    )
+    footer = [
+        f"\nOutputs: parquet under {derived}/<asset>/, catalog {catalog}",
+        "Look further:",
+        "  make ui      # the Dagster UI (dagster dev) on this instance",
+        f'  duckdb {catalog} -c "SELECT engine, reason, count(*) FROM answer_checks '
+        'GROUP BY ALL ORDER BY ALL"',
+    ]
+    for line in footer:
+        console.print(line, soft_wrap=True, highlight=False)
     return row

@@ -7,7 +7,6 @@ instance under DAGSTER_HOME so ``dagster dev`` shows the runs; then the catalog 
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 from collections.abc import Callable
@@ -46,8 +45,7 @@ def run_dates(
 ) -> list[str]:
     """Materialize every daily asset for each date, then the catalog; return the failed dates."""
     ensure_dagster_home()
-    if not verbose:
-        logging.getLogger("dagster").setLevel(logging.WARNING)
+    run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}}
     resources = {"paths": PathsResource(raw_dir=str(raw), derived_dir=str(derived))}
     failed: list[str] = []
     with dg.DagsterInstance.get() as instance:
@@ -63,6 +61,7 @@ def run_dates(
                 instance=instance,
                 resources=resources,
                 raise_on_error=False,
+                run_config=run_config,
                 tags={"citeaudit/trigger": "citeaudit run"},
             )
             if not result.success:
@@ -70,6 +69,10 @@ def run_dates(
             if on_date:
                 on_date(date, result.success)
         dg.materialize(
-            [catalog.catalog], instance=instance, resources=resources, raise_on_error=True
+            [catalog.catalog],
+            instance=instance,
+            resources=resources,
+            run_config=run_config,
+            raise_on_error=True,
         )
     return failed

@@ -7,15 +7,15 @@ SELECT
     (SELECT count(*) FROM claims) AS claims,
     (SELECT count(*) FROM citations) AS citations,
     (SELECT count(*) FROM captures) AS captures,
-    (SELECT count(*) FROM captures WHERE error IS NOT NULL) AS captures_with_error,
+    (SELECT count(*) FROM captures WHERE error IS NOT NULL OR truncated) AS captures_with_error,
     (SELECT count(*) FROM (SELECT DISTINCT file, line FROM rejected_inputs)) AS rejected_lines,
     (SELECT count(*) FROM rejected_inputs) AS rejected_defects,
     (SELECT count(*) FILTER (WHERE verified) FROM answer_checks) AS verified_answers,
     (SELECT count(*) FILTER (WHERE NOT verified) FROM answer_checks) AS rejected_answers,
     (SELECT count(DISTINCT observation_date) FROM answers) AS dates,
     (SELECT sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE served)
-        FROM answer_checks) AS tokens_served,
-    (SELECT sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FROM answer_checks)
+        FROM answer_checks)::BIGINT AS tokens_served,
+    (SELECT sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FROM answer_checks)::BIGINT
         AS tokens_all,
     (SELECT count(*) FILTER (WHERE served AND input_tokens IS NULL) FROM answer_checks)
         AS served_without_cost
