@@ -1,15 +1,17 @@
 -- Purpose: the `claims` table: one row per claim of an accepted answer, in answer order.
--- Grain: one row per claim_id. Input: accepted_answers (file, line, j).
+-- Grain: one row per claim_id. Input: typed_answers (file, line, answer).
+WITH claims AS (
+    SELECT t.answer.answer_id AS answer_id, c.claim, (c.k - 1)::INTEGER AS claim_index
+    FROM typed_answers AS t, unnest(t.answer.claims) WITH ORDINALITY AS c (claim, k)
+)
 SELECT
-    a.j ->> '$.answer_id' AS answer_id,
-    c.v ->> '$.claim_id' AS claim_id,
-    (c.k - 1)::INTEGER AS claim_index,
-    (c.v ->> '$.span[0]')::INTEGER AS span_start,
-    (c.v ->> '$.span[1]')::INTEGER AS span_end,
-    c.v ->> '$.text' AS text,
-    CASE WHEN json_type(c.v, '$.verification_worthy') = 'BOOLEAN'
-        THEN (c.v ->> '$.verification_worthy')::BOOLEAN END AS verification_worthy,
-    json_array_length(c.v, '$.citations')::INTEGER AS n_citations
-FROM accepted_answers AS a,
-    unnest(json_extract(a.j, '$.claims[*]')) WITH ORDINALITY AS c (v, k)
+    answer_id,
+    claim.claim_id AS claim_id,
+    claim_index,
+    claim.span[1] AS span_start,
+    claim.span[2] AS span_end,
+    claim.text AS text,
+    claim.verification_worthy AS verification_worthy,
+    len(claim.citations)::INTEGER AS n_citations
+FROM claims
 ORDER BY answer_id, claim_index
