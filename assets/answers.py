@@ -26,12 +26,16 @@ INGEST_TABLES = ("answers", "claims", "citations", "rejected_inputs")
     ],
     partitions_def=observation_date,
     check_specs=[
-        dg.AssetCheckSpec("unique_ids", asset="answers", description="answer, claim, citation ids unique"),
-        dg.AssetCheckSpec("no_orphans", asset="claims", description="every claim and citation has its parent"),
+        dg.AssetCheckSpec(
+            "unique_ids", asset="answers", description="answer, claim, citation ids unique"
+        ),
+        dg.AssetCheckSpec(
+            "no_orphans", asset="claims", description="every claim and citation has its parent"
+        ),
         dg.AssetCheckSpec(
             "rejected_share",
             asset="rejected_inputs",
-            description=f"rejected lines under {REJECTED_SHARE_WARN:.0%} of the date's lines (WARN)",
+            description=f"rejected lines under {REJECTED_SHARE_WARN:.0%} of the lines (WARN)",
         ),
     ],
 )
@@ -47,7 +51,9 @@ def ingest_answers(context: dg.AssetExecutionContext, paths: PathsResource):
         "rejected_inputs": result.rejected,
     }
     for name in INGEST_TABLES:
-        path = parquet_io.write_partition(tables[name], paths.derived, name, {"observation_date": date})
+        path = parquet_io.write_partition(
+            tables[name], paths.derived, name, {"observation_date": date}
+        )
         yield dg.MaterializeResult(
             asset_key=name, metadata=table_metadata(tables[name], path, input_files=len(files))
         )
@@ -57,7 +63,9 @@ def ingest_answers(context: dg.AssetExecutionContext, paths: PathsResource):
         con.register(name, table)
     counts = duck.query(con, "ingest/check_contract").to_pylist()[0]
     duplicates = (
-        counts["duplicate_answer_ids"] + counts["duplicate_claim_ids"] + counts["duplicate_citation_ids"]
+        counts["duplicate_answer_ids"]
+        + counts["duplicate_claim_ids"]
+        + counts["duplicate_citation_ids"]
     )
     yield dg.AssetCheckResult(
         asset_key="answers", check_name="unique_ids", passed=duplicates == 0, metadata=counts

@@ -25,7 +25,9 @@ def captures(context: dg.AssetExecutionContext, paths: PathsResource) -> dg.Mate
     files = warc_files(paths.raw, date)
     table = warc_index.index_paths([(f, f.relative_to(paths.raw).as_posix()) for f in files])
     path = parquet_io.write_partition(table, paths.derived, "captures", {"crawl_date": date})
-    errors = table.num_rows - pc.sum(pc.is_null(table.column("error"))).as_py() if table.num_rows else 0
+    errors = (
+        table.num_rows - pc.sum(pc.is_null(table.column("error"))).as_py() if table.num_rows else 0
+    )
     return dg.MaterializeResult(
         metadata=table_metadata(table, path, warc_files=len(files), records_with_error=errors)
     )

@@ -5,7 +5,15 @@ import dagster as dg
 from citeaudit import catalog as catalog_lib
 from pipelines.resources import PathsResource
 
-CATALOGUED = ["answers", "claims", "citations", "rejected_inputs", "captures", "claim_checks", "answer_checks"]
+CATALOGUED = [
+    "answers",
+    "claims",
+    "citations",
+    "rejected_inputs",
+    "captures",
+    "claim_checks",
+    "answer_checks",
+]
 
 
 @dg.asset(
@@ -18,5 +26,8 @@ def catalog(paths: PathsResource) -> dg.MaterializeResult:
     path = catalog_lib.build(paths.derived)
     views = sorted(catalog_lib.assets_on_disk(paths.derived))
     return dg.MaterializeResult(
-        metadata={"path": dg.MetadataValue.path(str(path)), "views": dg.MetadataValue.text(", ".join(views))}
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            "views": dg.MetadataValue.text(", ".join(views)),
+        }
     )

@@ -34,5 +34,7 @@ def table_metadata(table: pa.Table, path: Path, **extra: object) -> dict[str, dg
         "preview": dg.MetadataValue.md(preview_markdown(table)),
     }
     for key, value in extra.items():
-        meta[key] = value if isinstance(value, dg.MetadataValue) else dg.MetadataValue.text(str(value))
+        meta[key] = (
+            value if isinstance(value, dg.MetadataValue) else dg.MetadataValue.text(str(value))
+        )
     return meta

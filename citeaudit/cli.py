@@ -1,11 +1,11 @@
 """``citeaudit``: the command line of the audit pipeline.
 
-    citeaudit demo-corpus --out data/raw          generate a realistic demo corpus
-    citeaudit run [--raw DIR] [--derived DIR]     materialize every asset for the data found
-    citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compatible CDXJ)
-    citeaudit summary [--derived DIR]             print the summary of the last run
-    citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
-    citeaudit ui                                  the Dagster UI on the local instance
+citeaudit demo-corpus --out data/raw          generate a realistic demo corpus
+citeaudit run [--raw DIR] [--derived DIR]     materialize every asset for the data found
+citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compatible CDXJ)
+citeaudit summary [--derived DIR]             print the summary of the last run
+citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
+citeaudit ui                                  the Dagster UI on the local instance
 """
 
 from __future__ import annotations
@@ -28,7 +28,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     raw, derived = Path(args.raw).resolve(), Path(args.derived).resolve()
     if not raw.is_dir():
-        err.print(f"[red]error:[/red] raw folder {raw} does not exist (try: citeaudit demo-corpus --out {args.raw})")
+        err.print(
+            f"[red]error:[/red] raw folder {raw} does not exist "
+            f"(try: citeaudit demo-corpus --out {args.raw})"
+        )
         return 2
     dates, strays = layout.discover_dates(raw)
     for stray in strays:
@@ -36,7 +39,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.date:
         missing = sorted(set(args.date) - set(dates))
         if missing:
-            err.print(f"[red]error:[/red] no answers or warc folder for {', '.join(missing)} under {raw}")
+            err.print(
+                f"[red]error:[/red] no answers or warc folder for {', '.join(missing)} under {raw}"
+            )
             return 2
         dates = sorted(set(args.date))
     if not dates:
@@ -93,7 +98,16 @@ def _cmd_ui(args: argparse.Namespace) -> int:
     os.environ.setdefault("CITEAUDIT_DERIVED", str(Path(args.derived).resolve()))
     err.print(f"Dagster UI on http://{args.host}:{args.port}  (DAGSTER_HOME={home})")
     dagster = Path(sys.executable).with_name("dagster")
-    command = [str(dagster), "dev", "-m", "pipelines.definitions", "-h", args.host, "-p", str(args.port)]
+    command = [
+        str(dagster),
+        "dev",
+        "-m",
+        "pipelines.definitions",
+        "-h",
+        args.host,
+        "-p",
+        str(args.port),
+    ]
     os.execv(command[0], command)
     return 0  # not reached
 
@@ -121,8 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     run.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
-    run.add_argument("--derived", default="data/derived", help="output folder (default: data/derived)")
-    run.add_argument("--date", action="append", metavar="YYYY-MM-DD", help="only this date (repeatable)")
+    run.add_argument(
+        "--derived", default="data/derived", help="output folder (default: data/derived)"
+    )
+    run.add_argument(
+        "--date", action="append", metavar="YYYY-MM-DD", help="only this date (repeatable)"
+    )
     run.add_argument("--verbose", action="store_true", help="show Dagster's event log")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run.set_defaults(func=_cmd_run)
@@ -130,11 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
     warc_index.register_cli(sub)
 
     summ = sub.add_parser("summary", help="print the summary of what is in --derived")
-    summ.add_argument("--derived", default="data/derived", help="output folder (default: data/derived)")
+    summ.add_argument(
+        "--derived", default="data/derived", help="output folder (default: data/derived)"
+    )
     summ.set_defaults(func=_cmd_summary)
 
     cat = sub.add_parser("catalog", help="rebuild DERIVED/catalog.duckdb (a view per asset)")
-    cat.add_argument("--derived", default="data/derived", help="output folder (default: data/derived)")
+    cat.add_argument(
+        "--derived", default="data/derived", help="output folder (default: data/derived)"
+    )
     cat.set_defaults(func=_cmd_catalog)
 
     ui = sub.add_parser("ui", help="start the Dagster UI (dagster dev) on the local instance")

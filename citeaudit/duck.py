@@ -23,7 +23,9 @@ OFFLINE_CONFIG = {
 }
 
 
-def connect(database: str | Path = ":memory:", *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def connect(
+    database: str | Path = ":memory:", *, read_only: bool = False
+) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that never reaches the network and computes in UTC."""
     con = duckdb.connect(str(database), read_only=read_only, config=dict(OFFLINE_CONFIG))
     con.execute("SET TimeZone = 'UTC'")

@@ -46,13 +46,13 @@ def write_partition(
     return final
 
 
-def read_partition(
-    derived: Path, asset: str, partition: dict[str, str] | None = None
-) -> pa.Table:
+def read_partition(derived: Path, asset: str, partition: dict[str, str] | None = None) -> pa.Table:
     """Read one partition written by :func:`write_partition`."""
     path = partition_dir(derived, asset, partition) / DATA_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"{asset}: partition {partition or '(none)'} not materialized: {path}")
+        raise FileNotFoundError(
+            f"{asset}: partition {partition or '(none)'} not materialized: {path}"
+        )
     return pq.read_table(path)
 
 

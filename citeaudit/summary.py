@@ -49,7 +49,10 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         ("citations", row["citations"]),
         ("captures indexed (WARC/ARC records)", row["captures"]),
         ("  of which unreadable/truncated", row["captures_with_error"]),
-        ("input lines rejected (defects)", f"{row['rejected_lines']:,} ({row['rejected_defects']:,})"),
+        (
+            "input lines rejected (defects)",
+            f"{row['rejected_lines']:,} ({row['rejected_defects']:,})",
+        ),
         ("answers verified (served)", f"{row['verified_answers']:,} of {answers_total:,}"),
         ("answers rejected by citation checks", row["rejected_answers"]),
         ("tokens per served answer (served answers only)", row["tokens_per_served_answer"]),

@@ -45,7 +45,9 @@ def run_dates(
 ) -> list[str]:
     """Materialize every daily asset for each date, then the catalog; return the failed dates."""
     ensure_dagster_home()
-    run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}}
+    run_config = {
+        "loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}
+    }
     resources = {"paths": PathsResource(raw_dir=str(raw), derived_dir=str(derived))}
     failed: list[str] = []
     with dg.DagsterInstance.get() as instance:

@@ -14,5 +14,7 @@ CORPORA = PROJECT.parent / "shared" / "corpora"
 def corpora() -> Path:
     """../shared/corpora, or a skip that says why the test could not run."""
     if not CORPORA.is_dir():
-        pytest.skip(f"real corpora not found at {CORPORA} (they live beside the project in ../shared)")
+        pytest.skip(
+            f"real corpora not found at {CORPORA} (they live beside the project in ../shared)"
+        )
     return CORPORA

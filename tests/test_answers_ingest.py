@@ -27,7 +27,9 @@ def good_answer(answer_id: str = "a1", **overrides: object) -> dict:
                 "span": [0, 20],
                 "text": "Aspirin thins blood.",
                 "verification_worthy": True,
-                "citations": [{"citation_id": f"{answer_id}-x0", "tag": "[D1:c1]", "source_id": "D1"}],
+                "citations": [
+                    {"citation_id": f"{answer_id}-x0", "tag": "[D1:c1]", "source_id": "D1"}
+                ],
             }
         ],
     }
@@ -68,13 +70,17 @@ def test_blank_lines_are_skipped_and_line_numbers_kept(tmp_path: Path) -> None:
         (lambda a: a.pop("answer_id"), ("answer_id", "missing_field")),
         (lambda a: a.update(observed_at="yesterday"), ("observed_at", "invalid_timestamp")),
         (lambda a: a.update(observed_at="2026-11-01"), ("observed_at", "invalid_timestamp")),
-        (lambda a: a["claims"][0].update(verification_worthy="U"),
-         ("claims[0].verification_worthy", "wrong_type")),
+        (
+            lambda a: a["claims"][0].update(verification_worthy="U"),
+            ("claims[0].verification_worthy", "wrong_type"),
+        ),
         (lambda a: a["claims"][0].update(span=[0, 999]), ("claims[0].span", "span_out_of_range")),
         (lambda a: a["claims"][0].update(span=[5, 2]), ("claims[0].span", "span_out_of_range")),
         (lambda a: a["claims"][0].update(span="0-20"), ("claims[0].span", "wrong_type")),
-        (lambda a: a["claims"][0]["citations"][0].pop("citation_id"),
-         ("claims[0].citations[0].citation_id", "missing_field")),
+        (
+            lambda a: a["claims"][0]["citations"][0].pop("citation_id"),
+            ("claims[0].citations[0].citation_id", "missing_field"),
+        ),
         (lambda a: a["strata"].update(inclusion_prob=0), ("strata.inclusion_prob", "out_of_range")),
         (lambda a: a["cost"].update(input_tokens=-3), ("cost.input_tokens", "out_of_range")),
         (lambda a: a.update(claims={"not": "a list"}), ("claims", "wrong_type")),

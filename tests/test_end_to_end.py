@@ -28,7 +28,9 @@ DAILY = "answers,claims,citations,rejected_inputs,captures,claim_checks,answer_c
 
 def run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     done = subprocess.run(cmd, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, (
+        f"{' '.join(cmd)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
     return done
 
 
@@ -45,16 +47,53 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "CITEAUDIT_RAW": str(raw),
         "CITEAUDIT_DERIVED": str(derived),
     }
-    run([str(BIN / "citeaudit"), "demo-corpus", "--out", str(raw), "--answers", "120", "--days", "2",
-         "--seed", "11"], env)
+    run(
+        [
+            str(BIN / "citeaudit"),
+            "demo-corpus",
+            "--out",
+            str(raw),
+            "--answers",
+            "120",
+            "--days",
+            "2",
+            "--seed",
+            "11",
+        ],
+        env,
+    )
     truth = json.loads((raw / "ground_truth.json").read_text())
-    dates, _ = discover_dates(raw)  # observation dates and crawl dates, as `citeaudit run` finds them
+    dates, _ = discover_dates(
+        raw
+    )  # observation dates and crawl dates, as `citeaudit run` finds them
     assert set(truth["dates"]) < set(dates)
     for date in dates:
-        run([str(BIN / "dagster"), "asset", "materialize", "-m", "pipelines.definitions",
-             "--select", DAILY, "--partition", date], env)
-    run([str(BIN / "dagster"), "asset", "materialize", "-m", "pipelines.definitions",
-         "--select", "catalog"], env)
+        run(
+            [
+                str(BIN / "dagster"),
+                "asset",
+                "materialize",
+                "-m",
+                "pipelines.definitions",
+                "--select",
+                DAILY,
+                "--partition",
+                date,
+            ],
+            env,
+        )
+    run(
+        [
+            str(BIN / "dagster"),
+            "asset",
+            "materialize",
+            "-m",
+            "pipelines.definitions",
+            "--select",
+            "catalog",
+        ],
+        env,
+    )
     con = duckdb.connect(str(derived / "catalog.duckdb"), read_only=True)
     yield {"truth": truth, "con": con, "home": home, "raw": raw, "dates": dates}
     con.close()
@@ -66,7 +105,9 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
 
 
 def test_rejected_inputs_are_exactly_the_planted_ones(pipeline: dict) -> None:
-    got = rows(pipeline["con"], "SELECT file, line, field, reason FROM rejected_inputs ORDER BY ALL")
+    got = rows(
+        pipeline["con"], "SELECT file, line, field, reason FROM rejected_inputs ORDER BY ALL"
+    )
     want = sorted(
         pipeline["truth"]["rejected_inputs"],
         key=lambda r: (r["file"], r["line"], r["field"] or "", r["reason"]),
@@ -79,12 +120,19 @@ def test_rejected_inputs_are_exactly_the_planted_ones(pipeline: dict) -> None:
 def test_claim_failures_are_exactly_the_planted_ones(pipeline: dict) -> None:
     got = rows(
         pipeline["con"],
-        "SELECT answer_id, claim_id, claim_index, reason FROM claim_checks WHERE NOT passed ORDER BY ALL",
+        "SELECT answer_id, claim_id, claim_index, reason FROM claim_checks "
+        "WHERE NOT passed ORDER BY ALL",
     )
-    want = sorted(pipeline["truth"]["claim_failures"], key=lambda r: (r["answer_id"], r["claim_index"]))
+    want = sorted(
+        pipeline["truth"]["claim_failures"], key=lambda r: (r["answer_id"], r["claim_index"])
+    )
     got = sorted(got, key=lambda r: (r["answer_id"], r["claim_index"]))
     assert got == want
-    assert {r["reason"] for r in got} == {"missing_citation", "malformed_citation", "hallucinated_citation"}
+    assert {r["reason"] for r in got} == {
+        "missing_citation",
+        "malformed_citation",
+        "hallucinated_citation",
+    }
 
 
 def test_answer_verdicts_match(pipeline: dict) -> None:
@@ -105,20 +153,27 @@ def test_counts_and_cost_per_served_answer(pipeline: dict) -> None:
         "SELECT count(*), sum(input_tokens), sum(output_tokens) FROM answer_checks WHERE served"
     ).fetchall()[0]
     assert served[0] == counts["verified_answers"]
-    assert (served[1] or 0, served[2] or 0) == (counts["input_tokens_served"], counts["output_tokens_served"])
+    assert (served[1] or 0, served[2] or 0) == (
+        counts["input_tokens_served"],
+        counts["output_tokens_served"],
+    )
 
 
 def test_captures_match_the_warcs_written(pipeline: dict) -> None:
     truth = pipeline["truth"]["warc"]
     con = pipeline["con"]
     got = Counter(
-        (f, t) for f, t, n in con.sql(
+        (f, t)
+        for f, t, n in con.sql(
             "SELECT file, record_type, count(*) FROM captures GROUP BY ALL"
-        ).fetchall() for _ in range(n)
+        ).fetchall()
+        for _ in range(n)
     )
     for entry in truth["files"]:
         for record_type in ("response", "revisit"):
-            assert got[(entry["file"], record_type)] == entry["records"].get(record_type, 0), entry["file"]
+            assert got[(entry["file"], record_type)] == entry["records"].get(record_type, 0), entry[
+                "file"
+            ]
     truncated = sorted(
         con.sql("SELECT file, target_uri FROM captures WHERE truncated ORDER BY ALL").fetchall()
     )

@@ -41,14 +41,22 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
     first = digests(derived)
     assets = {k.split("/")[0] for k in first}
     assert assets == {
-        "answers", "claims", "citations", "rejected_inputs", "captures", "claim_checks", "answer_checks",
+        "answers",
+        "claims",
+        "citations",
+        "rejected_inputs",
+        "captures",
+        "claim_checks",
+        "answer_checks",
     }
     assert not list(derived.rglob("*.tmp")), "a temporary file was left behind"
     assert cli.main(["run", "--raw", str(corpus), "--derived", str(derived), "--quiet"]) == 0
     assert digests(derived) == first
 
 
-def test_catalog_rebuild_while_an_analyst_has_it_open(corpus: Path, tmp_path: Path, home: Path) -> None:
+def test_catalog_rebuild_while_an_analyst_has_it_open(
+    corpus: Path, tmp_path: Path, home: Path
+) -> None:
     derived = tmp_path / "derived"
     assert cli.main(["run", "--raw", str(corpus), "--derived", str(derived), "--quiet"]) == 0
     reader = duckdb.connect(str(derived / catalog.CATALOG_FILE), read_only=True)
@@ -61,7 +69,9 @@ def test_catalog_rebuild_while_an_analyst_has_it_open(corpus: Path, tmp_path: Pa
     again.close()
 
 
-def test_run_reports_clear_errors(tmp_path: Path, home: Path, capsys: pytest.CaptureFixture) -> None:
+def test_run_reports_clear_errors(
+    tmp_path: Path, home: Path, capsys: pytest.CaptureFixture
+) -> None:
     assert cli.main(["run", "--raw", str(tmp_path / "nowhere")]) == 2
     assert "does not exist" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
@@ -72,6 +82,11 @@ def test_run_reports_clear_errors(tmp_path: Path, home: Path, capsys: pytest.Cap
 def test_one_date_only(corpus: Path, tmp_path: Path, home: Path) -> None:
     derived = tmp_path / "derived"
     dates = sorted(p.name for p in (corpus / "answers").iterdir())
-    assert cli.main(["run", "--raw", str(corpus), "--derived", str(derived), "--date", dates[0], "--quiet"]) == 0
+    assert (
+        cli.main(
+            ["run", "--raw", str(corpus), "--derived", str(derived), "--date", dates[0], "--quiet"]
+        )
+        == 0
+    )
     written = {p.name for p in (derived / "answers").iterdir()}
     assert written == {f"observation_date={dates[0]}"}

@@ -1,0 +1,383 @@
+"""Benchmark the capture index against cdxj-indexer on one realistic ~150 MB WARC.
+
+Run: ``.venv/bin/python benchmarks/bench_index.py`` (``make bench``). Options: ``--repeat N``
+(best of N per measurement), ``--records N`` (size of the generated WARC).
+
+The WARC is generated once with warcio's writer (deterministic, seeded) and cached under
+``benchmarks/.cache/``: ~21,000 records, gzip per record, mostly HTML pages of 5-30 KB, with
+revisits, 301/302 redirects, 404/410/500s, and the same content split into 4 part files
+(their concatenation is the single file). Each measurement runs in its own Python
+subprocess, which reports its wall time for the work (imports excluded) and its peak RSS
+(``getrusage``: the process itself, plus its worker processes for ``index_paths``):
+
+a. cdxj-indexer (its Python API, default options, output to /dev/null)
+b. a bare warcio loop: iterate, parse HTTP headers, sha256 every payload
+c. ``index_file(reader="warcio")``
+d. ``index_file(reader="fastwarc")``
+e. ``index_paths`` over the 4 part files, 2 workers (auto reader)
+f. d + ``to_cdxj_lines`` (what ``citeaudit index-warc`` does for CDXJ output)
+
+and, for context, a bare FastWARC iterate-and-sha256 loop and ``surt.surt`` alone over every
+target URI (the SURT key every indexer here computes; it is a fixed share of a-f).
+
+It also checks that (c), (d) and (e) give the same rows and that our CDXJ equals
+cdxj-indexer's (sorted) line for line, and prints a Markdown table for benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import platform
+import random
+import resource
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE / ".cache"
+SEED = 20240601
+PARTS = 4
+GENERATOR_VERSION = 3  # bump to regenerate the cached WARC
+
+
+# ---------------------------------------------------------------------------------------------
+# data generation
+# ---------------------------------------------------------------------------------------------
+
+
+def _vocabulary(rng: random.Random, size: int) -> list[str]:
+    letters = "etaoinshrdlcumwfgypbvkjxqz"
+    weights = [12, 9, 8, 8, 7, 7, 6, 6, 6, 4, 4, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1]
+    words = set()
+    while len(words) < size:
+        n = rng.choice((2, 3, 3, 4, 4, 5, 5, 6, 7, 8, 9, 11))
+        words.add("".join(rng.choices(letters, weights, k=n)))
+    return sorted(words)
+
+
+def _paragraphs(rng: random.Random, count: int) -> list[str]:
+    vocab = _vocabulary(rng, 12000)
+    zipf = [1.0 / (i + 1) ** 0.8 for i in range(len(vocab))]
+    out = []
+    for _ in range(count):
+        words = rng.choices(vocab, zipf, k=rng.randint(30, 160))
+        text = " ".join(words).capitalize() + "."
+        tag = rng.choice(("p", "p", "p", "li", "h2", "blockquote"))
+        out.append(f"<{tag}>{text}</{tag}>\n")
+    return out
+
+
+def _html(rng: random.Random, paras: list[str], url: str, size: int) -> bytes:
+    head = (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{url.rsplit('/', 1)[-1] or 'index'}</title>\n"
+        "<link rel=\"stylesheet\" href=\"/static/site.css\">\n</head>\n<body>\n<nav>\n"
+    )
+    nav = "".join(
+        f"<a href=\"/section/{rng.randint(1, 400)}/page-{rng.randint(1, 5000)}.html\">"
+        f"Item {i}</a>\n"
+        for i in range(rng.randint(5, 25))
+    )
+    parts = [head, nav, "</nav>\n<main>\n"]
+    total = sum(map(len, parts))
+    while total < size:
+        para = rng.choice(paras)
+        parts.append(para)
+        total += len(para)
+    parts.append("</main>\n<footer>Generated for the citeaudit benchmark.</footer>\n")
+    parts.append("</body></html>\n")
+    return "".join(parts).encode("utf-8")
+
+
+def generate(records: int) -> tuple[Path, list[Path]]:
+    """Write (or reuse) the benchmark WARC and its part files; return their paths."""
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    CACHE.mkdir(exist_ok=True)
+    tag = f"v{GENERATOR_VERSION}-{records}"
+    whole = CACHE / f"bench-{tag}.warc.gz"
+    parts = [CACHE / f"bench-{tag}-part{i}.warc.gz" for i in range(PARTS)]
+    if whole.exists() and all(p.exists() for p in parts):
+        return whole, parts
+
+    print(f"generating {whole.name} ({records} records) ...", file=sys.stderr, flush=True)
+    rng = random.Random(SEED)
+    paras = _paragraphs(rng, 4000)
+    hosts = [f"www.{w}{rng.choice(('news', 'journal', 'wiki', 'blog', 'lab'))}."
+             f"{rng.choice(('com', 'org', 'net', 'edu', 'de', 'co.uk'))}"
+             for w in _vocabulary(rng, 600)]
+    start = datetime(2024, 3, 1, tzinfo=UTC)
+    seen: list[tuple[str, str, str]] = []  # url, date, payload digest of 200 responses
+    per_part = records // PARTS
+    n = 0
+    for index, part in enumerate(parts):
+        with open(part, "wb") as fh:
+            writer = WARCWriter(fh, gzip=True)
+            writer.write_record(writer.create_warcinfo_record(
+                part.name, {"software": "citeaudit bench_index.py", "format": "WARC 1.0"}))
+            n += 1
+            target = records if index == PARTS - 1 else per_part * (index + 1)
+            while n < target:
+                n += 1
+                when = start + timedelta(seconds=n * 7 + rng.randint(0, 6))
+                date = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+                host = rng.choice(hosts)
+                path = "/".join(rng.choice(("news", "article", "docs", "2024", "papers", "topic"))
+                                for _ in range(rng.randint(1, 3)))
+                url = f"https://{host}/{path}/{rng.randint(1, 10**6)}.html"
+                if rng.random() < 0.1:
+                    url += f"?ref={rng.randint(1, 99)}&utm_source=x"
+                roll = rng.random()
+                headers = {"WARC-Date": date}
+                if roll < 0.07 and seen:
+                    ref_url, ref_date, digest = rng.choice(seen[-2000:])
+                    status = "revisit"
+                    http = StatusAndHeaders("200 OK", [
+                        ("Content-Type", "text/html; charset=utf-8"),
+                        ("Date", when.strftime("%a, %d %b %Y %H:%M:%S GMT")),
+                        ("Server", "nginx")], protocol="HTTP/1.1")
+                    same = rng.random() < 0.7
+                    record = writer.create_revisit_record(
+                        ref_url if same else url, digest, ref_url, ref_date,
+                        http_headers=http, warc_headers_dict=headers)
+                else:
+                    if roll < 0.11:
+                        status, body = rng.choice(("301 Moved Permanently", "302 Found")), b""
+                        extra = [("Location", f"https://{host}/moved/{rng.randint(1, 10**6)}")]
+                    elif roll < 0.14:
+                        status, extra = "404 Not Found", []
+                        body = _html(rng, paras, url, rng.randint(800, 3000))
+                    elif roll < 0.15:
+                        status, extra = "410 Gone", []
+                        body = _html(rng, paras, url, 600)
+                    elif roll < 0.16:
+                        status, extra = "500 Internal Server Error", []
+                        body = _html(rng, paras, url, 400)
+                    else:
+                        status, extra = "200 OK", []
+                        body = _html(rng, paras, url, int(5000 + 25000 * rng.random() ** 1.3))
+                    http = StatusAndHeaders(status, [
+                        ("Content-Type", "text/html; charset=utf-8"),
+                        ("Content-Length", str(len(body))),
+                        ("Date", when.strftime("%a, %d %b %Y %H:%M:%S GMT")),
+                        ("Server", "nginx"), ("Cache-Control", "max-age=600"),
+                        *extra], protocol="HTTP/1.1")
+                    record = writer.create_warc_record(
+                        url, "response", payload=io.BytesIO(body), http_headers=http,
+                        warc_headers_dict=headers)
+                writer.write_record(record)
+                if record.rec_type == "response" and status.startswith("200"):
+                    digest = record.rec_headers.get_header("WARC-Payload-Digest")
+                    seen.append((url, date, digest))
+    with open(whole, "wb") as out:
+        for part in parts:
+            out.write(part.read_bytes())
+    return whole, parts
+
+
+# ---------------------------------------------------------------------------------------------
+# measurements (each runs in a child process)
+# ---------------------------------------------------------------------------------------------
+
+
+def _count_records(path: Path) -> int:
+    from fastwarc.warc import ArchiveIterator
+
+    with open(path, "rb") as fh:
+        return sum(1 for _ in ArchiveIterator(fh, parse_http=False))
+
+
+def _peak_rss_mb() -> tuple[float, float]:
+    """Peak RSS so far of this process and of its largest (finished) child, in MB."""
+    self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return self_kb / 1024, child_kb / 1024
+
+
+def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
+    """Run one measurement in this (child) process; return its result dict.
+
+    Peak RSS is taken right after the timed work, before the outputs used for the
+    cross-checks are written.
+    """
+    table = lines = None
+    if kind == "cdxj-indexer":
+        from cdxj_indexer.main import write_cdx_index
+
+        t0 = time.perf_counter()
+        write_cdx_index(out, [whole], {})
+        elapsed = time.perf_counter() - t0
+    elif kind == "warcio-hash-loop":
+        from warcio.archiveiterator import ArchiveIterator
+
+        t0 = time.perf_counter()
+        with open(whole, "rb") as fh:
+            for record in ArchiveIterator(fh):
+                digest = hashlib.sha256()
+                read = record.raw_stream.read
+                while chunk := read(65536):
+                    digest.update(chunk)
+        elapsed = time.perf_counter() - t0
+    elif kind == "fastwarc-hash-loop":
+        from fastwarc.warc import ArchiveIterator as FastIterator
+
+        t0 = time.perf_counter()
+        with open(whole, "rb") as fh:
+            for record in FastIterator(fh, parse_http=False):
+                digest = hashlib.sha256()
+                read = record.reader.read
+                while chunk := read(65536):
+                    digest.update(chunk)
+        elapsed = time.perf_counter() - t0
+    elif kind == "surt-only":
+        import surt
+        from fastwarc.warc import ArchiveIterator as FastIterator
+
+        with open(whole, "rb") as fh:
+            urls = [r.headers.get("WARC-Target-URI") for r in FastIterator(fh, parse_http=False)]
+        urls = [u for u in urls if u]
+        t0 = time.perf_counter()
+        for url in urls:
+            surt.surt(url)
+        elapsed = time.perf_counter() - t0
+    elif kind in ("index_file-warcio", "index_file-fastwarc", "index_file+cdxj"):
+        from citeaudit.warc_index import index_file, to_cdxj_lines
+
+        reader = "warcio" if kind == "index_file-warcio" else "fastwarc"
+        t0 = time.perf_counter()
+        table = index_file(whole, name=Path(whole).name, reader=reader)
+        lines = list(to_cdxj_lines(table)) if kind == "index_file+cdxj" else None
+        elapsed = time.perf_counter() - t0
+        used = (table.schema.metadata or {}).get(b"citeaudit.reader", b"").decode()
+        if used != reader:
+            raise SystemExit(f"{kind}: reader {reader} not used ({used})")
+    elif kind == "index_paths-2workers":
+        from citeaudit.warc_index import index_paths
+
+        t0 = time.perf_counter()
+        table = index_paths([(Path(p), Path(p).name) for p in parts], workers=2)
+        elapsed = time.perf_counter() - t0
+    else:
+        raise SystemExit(f"unknown measurement {kind}")
+    rss, child_rss = _peak_rss_mb()
+    if table is not None:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, out + ".parquet")
+    if lines is not None:
+        Path(out).write_text("".join(line + "\n" for line in lines))
+    return {"kind": kind, "seconds": elapsed, "rss_mb": rss, "child_rss_mb": child_rss}
+
+
+def _run_child(kind: str, whole: Path, parts: list[Path], out: Path) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", kind, "--out", str(out),
+           str(whole), *map(str, parts)]
+    pythonpath = str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    env = dict(os.environ, PYTHONPATH=pythonpath)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode:
+        raise SystemExit(f"{kind} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+MEASUREMENTS = [
+    ("cdxj-indexer", "a. cdxj-indexer 1.5.0 (Python API, default options)"),
+    ("warcio-hash-loop", "b. bare warcio loop: iterate + sha256 every payload"),
+    ("index_file-warcio", "c. `index_file(reader=\"warcio\")`"),
+    ("index_file-fastwarc", "d. `index_file(reader=\"fastwarc\")`"),
+    ("index_paths-2workers", "e. `index_paths`, 4 part files, 2 workers"),
+    ("index_file+cdxj", "f. (d) + `to_cdxj_lines` (sorted CDXJ)"),
+    ("fastwarc-hash-loop", "context: bare FastWARC loop + sha256 every block"),
+    ("surt-only", "context: `surt.surt` of every target URI (paid by a-f)"),
+]
+
+
+def _check_outputs(results_dir: Path) -> list[str]:
+    """Same rows from (c), (d), (e); our CDXJ == cdxj-indexer's sorted output."""
+    import pyarrow.parquet as pq
+
+    notes = []
+    c = pq.read_table(results_dir / "index_file-warcio.out.parquet")
+    d = pq.read_table(results_dir / "index_file-fastwarc.out.parquet")
+    e = pq.read_table(results_dir / "index_paths-2workers.out.parquet")
+    same_cd = c.replace_schema_metadata(None).equals(d.replace_schema_metadata(None))
+    notes.append(f"rows: warcio {c.num_rows}, fastwarc {d.num_rows}, identical: {same_cd}")
+    drop = ["file", "offset", "length"]
+    keys = [n for n in c.schema.names if n not in drop]
+    same_e = sorted(map(str, e.select(keys).to_pylist())) == sorted(
+        map(str, d.select(keys).to_pylist()))
+    notes.append(f"index_paths rows: {e.num_rows}, same captures as one file: {same_e}")
+    theirs = sorted((results_dir / "cdxj-indexer.out").read_text().splitlines())
+    ours = (results_dir / "index_file+cdxj.out").read_text().splitlines()
+    notes.append(f"CDXJ lines: cdxj-indexer {len(theirs)}, ours {len(ours)}, "
+                 f"identical: {theirs == ours}")
+    if not (same_cd and same_e and theirs == ours):
+        notes.append("OUTPUT MISMATCH")
+    return notes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=21000)
+    parser.add_argument("--repeat", type=int, default=1, help="best of N runs per measurement")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.child:
+        result = _measure(args.child, args.files[0], args.files[1:], args.out)
+        print(json.dumps(result))
+        return 0
+
+    whole, parts = generate(args.records)
+    n_records = _count_records(whole)
+    size_mb = whole.stat().st_size / 1e6
+    results_dir = CACHE / "results"
+    results_dir.mkdir(exist_ok=True)
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    rows = []
+    for kind, label in MEASUREMENTS:
+        best = None
+        for _ in range(args.repeat):
+            res = _run_child(kind, whole, parts, results_dir / f"{kind}.out")
+            if best is None or res["seconds"] < best["seconds"]:
+                best = res
+        rows.append((label, best))
+        print(f"{label}: {best['seconds']:.2f} s", file=sys.stderr, flush=True)
+
+    base = rows[0][1]["seconds"]
+    print(f"\nWARC: {whole.name}, {size_mb:.1f} MB, {n_records} records "
+          f"({len(parts)} part files for e)")
+    print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Python {platform.python_version()}")
+    print("Command: .venv/bin/python benchmarks/bench_index.py"
+          + (f" --repeat {args.repeat}" if args.repeat > 1 else ""))
+    print(f"Load average before/after: {load_before} / "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print()
+    print("| measurement | seconds | records/s | vs cdxj-indexer | peak RSS (MB) |")
+    print("|---|---:|---:|---:|---:|")
+    for label, res in rows:
+        rss = f"{res['rss_mb']:.0f}"
+        if res["kind"] == "index_paths-2workers":
+            rss += f" (+ workers {res['child_rss_mb']:.0f} each)"
+        print(f"| {label} | {res['seconds']:.2f} | {n_records / res['seconds']:,.0f} | "
+              f"{base / res['seconds']:.2f}x | {rss} |")
+    print()
+    notes = _check_outputs(results_dir)
+    for note in notes:
+        print(f"- {note}")
+    return 1 if "OUTPUT MISMATCH" in notes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
