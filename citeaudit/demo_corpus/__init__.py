@@ -1,0 +1,12 @@
+"""Deterministic, realistic demo corpus for citeaudit: answers, WARCs, annotations, truth.
+
+``generate(out, seed=7, answers=600, days=3, start_date=date(2026, 11, 1))`` writes the
+inputs the pipeline reads (``answers/``, ``warc/``, ``annotations/``, ``codebooks/``) and a
+``ground_truth.json`` listing every planted defect; ``register_cli`` adds the ``demo-corpus``
+subcommand. See :mod:`citeaudit.demo_corpus.generate` for the layout and the rules.
+"""
+
+from citeaudit.demo_corpus.cli import register_cli
+from citeaudit.demo_corpus.generate import generate
+
+__all__ = ["generate", "register_cli"]
