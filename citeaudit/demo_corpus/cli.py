@@ -81,11 +81,13 @@ def register_cli(subparsers: argparse._SubParsersAction) -> None:
     bar.add_argument("--progress", dest="progress", action="store_true", default=None,
                      help="show a progress bar on stderr (default: when stderr is a terminal)")
     bar.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("--json", action="store_true",
+                   help="print the full summary (planted defects by kind) as JSON on stdout")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the subcommand; prints the summary as JSON on stdout."""
+    """Run the subcommand; prints a one-line summary (or, with --json, the full one)."""
     from citeaudit.demo_corpus.generate import generate
 
     progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -101,5 +103,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary["seconds"] = round(time.perf_counter() - began, 2)
-    print(json.dumps(summary, indent=1, sort_keys=True))
+    if args.json:
+        print(json.dumps(summary, indent=1, sort_keys=True))
+        return 0
+    planted = summary["planted_defects"]
+    print(
+        f"demo corpus in {args.out}: {summary['answer_lines']:,} answer lines "
+        f"({sum(planted['rejected_lines'].values()):,} malformed on purpose), "
+        f"{summary['claims']:,} claims, {summary['citations']:,} citations, "
+        f"{summary['warc_records']:,} WARC records in {summary['warc_files']} files, "
+        f"{summary['support_rows']:,} support judgments; "
+        f"every planted defect is listed in {Path(args.out) / 'ground_truth.json'} "
+        f"({summary['seconds']} s)"
+    )
     return 0
