@@ -8,6 +8,7 @@ so nothing is lost; the rest of the batch goes on.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,9 @@ import duckdb
 import pyarrow as pa
 
 from citeaudit import duck
+
+# Lines validated at once: bounds memory (JSON parsing in DuckDB costs ~30x the input size).
+BATCH_LINES = 2000
 
 LINES_SCHEMA = pa.schema(
     [
@@ -54,15 +58,13 @@ def answer_files(raw: Path, observation_date: str) -> list[Path]:
     return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
 
 
-def read_lines(files: list[Path], root: Path) -> pa.Table:
-    """Split JSONL files into (file, line, text, utf8_ok); blank lines are skipped, not rejected.
+def iter_line_batches(files: list[Path], root: Path, batch_lines: int) -> Iterator[pa.Table]:
+    """Split JSONL files into batches of (file, line, text, utf8_ok), in file and line order.
 
-    ``file`` is the path relative to ``root`` so rejection rows name the file as the user sees it.
+    Blank lines are skipped, not rejected. ``file`` is the path relative to ``root`` so rejection
+    rows name the file as the user sees it. Batches keep memory flat however large a day is.
     """
-    names: list[str] = []
-    numbers: list[int] = []
-    texts: list[str] = []
-    utf8: list[bool] = []
+    columns: tuple[list, list, list, list] = ([], [], [], [])
     for path in files:
         name = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
         with open(path, "rb") as fh:
@@ -70,35 +72,74 @@ def read_lines(files: list[Path], root: Path) -> pa.Table:
                 if not raw_line.strip():
                     continue
                 try:
-                    text = raw_line.decode("utf-8").rstrip("\r\n")
-                    ok = True
+                    text, ok = raw_line.decode("utf-8").rstrip("\r\n"), True
                 except UnicodeDecodeError:
-                    text = raw_line.decode("utf-8", errors="replace").rstrip("\r\n")
-                    ok = False
-                names.append(name)
-                numbers.append(number)
-                texts.append(text)
-                utf8.append(ok)
-    return pa.table([names, numbers, texts, utf8], schema=LINES_SCHEMA)
+                    text, ok = raw_line.decode("utf-8", errors="replace").rstrip("\r\n"), False
+                for column, value in zip(columns, (name, number, text, ok), strict=True):
+                    column.append(value)
+                if len(columns[0]) >= batch_lines:
+                    yield pa.table(list(columns), schema=LINES_SCHEMA)
+                    columns = ([], [], [], [])
+    if columns[0]:
+        yield pa.table(list(columns), schema=LINES_SCHEMA)
 
 
-def ingest_lines(lines: pa.Table, con: duckdb.DuckDBPyConnection | None = None) -> IngestResult:
-    """Validate and split parsed lines into the four ingestion tables."""
-    con = con or duck.connect()
+def read_lines(files: list[Path], root: Path) -> pa.Table:
+    """All lines of the files as one table (see :func:`iter_line_batches`)."""
+    batches = list(iter_line_batches(files, root, BATCH_LINES))
+    return pa.concat_tables(batches) if batches else LINES_SCHEMA.empty_table()
+
+
+def _ingest_batch(con: duckdb.DuckDBPyConnection, lines: pa.Table) -> IngestResult:
+    """Validate one batch against the ids of earlier batches; extract its accepted answers."""
+    for table in ("answer_json", "batch_ids", "accepted_answers", "typed_answers"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")  # constant names, no values formatted
     con.register("answer_lines", lines)
     duck.create_table(con, "answer_json", "ingest/parse_answer_lines")
+    duck.create_table(con, "batch_ids", "ingest/select_line_ids")
     defects = duck.query(con, "ingest/select_answer_defects")
+    duck.execute(con, "ingest/insert_seen_ids")
     con.register("answer_defects", defects)
     duck.create_table(con, "accepted_answers", "ingest/select_accepted_answers")
     duck.create_table(con, "typed_answers", "ingest/type_accepted_answers")
     answers = duck.query(con, "ingest/select_answers")
     claims = duck.query(con, "ingest/select_claims")
     citations = duck.query(con, "ingest/select_citations")
-    con.register("defects_found", defects)
     rejected = duck.query(con, "ingest/select_rejected_inputs")
     return IngestResult(answers, claims, citations, rejected.cast(REJECTED_SCHEMA))
 
 
-def ingest_files(files: list[Path], root: Path) -> IngestResult:
-    """Ingest answers JSONL files (paths reported relative to ``root``)."""
-    return ingest_lines(read_lines(files, root))
+def _concat(parts: list[pa.Table], sort_keys: list[str]) -> pa.Table:
+    table = pa.concat_tables(parts)
+    return table.sort_by([(key, "ascending") for key in sort_keys])
+
+
+def ingest_batches(batches: Iterable[pa.Table]) -> IngestResult:
+    """Validate and split batches of lines (in file order) into the four ingestion tables.
+
+    Every rule is per line except duplicate ids, which are checked against every earlier batch,
+    so the result does not depend on the batch size.
+    """
+    con = duck.connect()
+    duck.execute(con, "ingest/create_seen_ids")
+    parts = [_ingest_batch(con, batch) for batch in batches]
+    if not parts:
+        parts = [_ingest_batch(con, LINES_SCHEMA.empty_table())]
+    return IngestResult(
+        answers=_concat([p.answers for p in parts], ["answer_id"]),
+        claims=_concat([p.claims for p in parts], ["answer_id", "claim_index"]),
+        citations=_concat(
+            [p.citations for p in parts], ["answer_id", "claim_index", "citation_index"]
+        ),
+        rejected=_concat([p.rejected for p in parts], ["file", "line", "field", "reason"]),
+    )
+
+
+def ingest_lines(lines: pa.Table) -> IngestResult:
+    """Validate and split one table of lines (tests and small inputs)."""
+    return ingest_batches([lines])
+
+
+def ingest_files(files: list[Path], root: Path, batch_lines: int = BATCH_LINES) -> IngestResult:
+    """Ingest answers JSONL files (paths reported relative to ``root``), batch by batch."""
+    return ingest_batches(iter_line_batches(files, root, batch_lines))

@@ -53,15 +53,6 @@ def query(
     return con.sql(text, params=used or None).to_arrow_table()
 
 
-def temp_table(
-    con: duckdb.DuckDBPyConnection, table: str, name: str, params: dict[str, Any] | None = None
-) -> pa.Table:
-    """Run a SQL file and register its result under ``table`` for the statements that follow."""
-    result = query(con, name, params)
-    con.register(table, result)
-    return result
-
-
 def create_table(
     con: duckdb.DuckDBPyConnection, table: str, name: str, params: dict[str, Any] | None = None
 ) -> None:
@@ -69,3 +60,12 @@ def create_table(
     text = sql_text(name)
     used = {k: v for k, v in (params or {}).items() if f"${k}" in text}
     con.sql(text, params=used or None).to_table(table)
+
+
+def execute(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
+) -> None:
+    """Run a SQL file that changes state (CREATE, INSERT) and returns no rows worth keeping."""
+    text = sql_text(name)
+    used = {k: v for k, v in (params or {}).items() if f"${k}" in text}
+    con.execute(text, used or None)

@@ -127,3 +127,25 @@ def test_empty_date_gives_empty_tables(tmp_path: Path) -> None:
     result = answers.ingest_files([], tmp_path)
     assert result.answers.num_rows == 0 and result.rejected.num_rows == 0
     assert "answer_id" in result.answers.column_names
+
+
+def test_batch_size_does_not_change_the_result(tmp_path: Path) -> None:
+    """Duplicates are caught across batches, so batching only bounds memory."""
+    lines = [json.dumps(good_answer(f"a{i}")) for i in range(7)]
+    lines.insert(5, json.dumps(good_answer("a1")))  # a duplicate of line 2, batches apart
+    lines.insert(3, "{not json")
+    folder = tmp_path / "answers" / "2026-11-01"
+    folder.mkdir(parents=True)
+    (folder / "eng.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    files = answers.answer_files(tmp_path, "2026-11-01")
+    whole = answers.ingest_files(files, tmp_path, batch_lines=1000)
+    assert rejections(whole) == [
+        (4, None, "malformed_json"),
+        (7, "answer_id", "duplicate_id"),
+        (7, "claims[0].citations[0].citation_id", "duplicate_id"),
+        (7, "claims[0].claim_id", "duplicate_id"),
+    ]
+    for size in (1, 2, 3):
+        batched = answers.ingest_files(files, tmp_path, batch_lines=size)
+        for name in ("answers", "claims", "citations", "rejected"):
+            assert getattr(batched, name).equals(getattr(whole, name)), (size, name)

@@ -1,7 +1,8 @@
 -- Purpose: every defect of every answers JSONL line: malformed JSON, missing or mistyped fields,
 -- bad timestamps, spans out of range, duplicate ids. A line with any defect is rejected whole
 -- (a partial answer could hide an uncited claim), so this lists each defect it has.
--- Grain: one row per (file, line, field, reason). Input: answer_json from parse_answer_lines.
+-- Grain: one row per (file, line, field, reason). Inputs: answer_json (parse_answer_lines),
+-- batch_ids (select_line_ids) and seen_ids (ids of earlier batches of the same date).
 -- Field paths are 0-based: claims[2].citations[0].url.
 WITH
 answer_fields (field, kind, required, parent) AS (
@@ -147,31 +148,20 @@ span_defects AS (
         AND (cl.claim ->> '$.span[0]')::BIGINT < (cl.claim ->> '$.span[1]')::BIGINT
         AND (cl.claim ->> '$.span[1]')::BIGINT > length(cl.j ->> '$.answer_text')
 ),
-answer_ids AS (
-    SELECT file, line, -1 AS claim_index, -1 AS citation_index, 'answer_id' AS kind,
-        'answer_id' AS field, j ->> '$.answer_id' AS id
-    FROM objects WHERE json_type(j, '$.answer_id') = 'VARCHAR'
-    UNION ALL
-    SELECT file, line, claim_index, -1, 'claim_id',
-        'claims[' || claim_index || '].claim_id', claim ->> '$.claim_id'
-    FROM claims WHERE json_type(claim, '$.claim_id') = 'VARCHAR'
-    UNION ALL
-    SELECT file, line, claim_index, citation_index, 'citation_id',
-        'claims[' || claim_index || '].citations[' || citation_index || '].citation_id',
-        citation ->> '$.citation_id'
-    FROM citations WHERE json_type(citation, '$.citation_id') = 'VARCHAR'
-),
 duplicate_defects AS (
-    -- The first occurrence (by file, line, position) keeps an id; every later one is a defect.
+    -- The first occurrence (by file, line, position) keeps an id; every later one is a defect,
+    -- including an id already seen in an earlier batch of the same date (seen_ids).
     SELECT file, line, field, 'duplicate_id' AS reason, id AS detail
     FROM (
-        SELECT *,
+        SELECT b.*,
             row_number() OVER (
-                PARTITION BY kind, id ORDER BY file, line, claim_index, citation_index
-            ) AS occurrence
-        FROM answer_ids
+                PARTITION BY b.kind, b.id ORDER BY b.file, b.line, b.claim_index, b.citation_index
+            ) AS occurrence,
+            s.id IS NOT NULL AS seen_before
+        FROM batch_ids AS b
+        LEFT JOIN seen_ids AS s ON s.kind = b.kind AND s.id = b.id
     )
-    WHERE occurrence > 1
+    WHERE occurrence > 1 OR seen_before
 ),
 line_defects AS (
     SELECT file, line, NULL AS field,
