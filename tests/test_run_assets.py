@@ -90,3 +90,39 @@ def test_one_date_only(corpus: Path, tmp_path: Path, home: Path) -> None:
     )
     written = {p.name for p in (derived / "answers").iterdir()}
     assert written == {f"observation_date={dates[0]}"}
+
+
+def test_asset_checks_judge_the_contract(tmp_path: Path) -> None:
+    """A date with many broken lines materializes (the batch goes on) but WARNs on its share."""
+    import dagster as dg
+
+    from assets.answers import ingest_answers
+    from pipelines.resources import PathsResource
+
+    folder = tmp_path / "raw" / "answers" / "2026-11-05"
+    folder.mkdir(parents=True)
+    good = (
+        '{"answer_id":"a1","query_id":"q","query_text":"q","engine":"perplexity",'
+        '"observed_at":"2026-11-05T08:00:00Z","answer_text":"None.","claims":[],'
+        '"strata":{"domain":"news","risk_band":"low","inclusion_prob":1}}'
+    )
+    (folder / "p.jsonl").write_text(good + "\n{oops\n")
+    resources = {
+        "paths": PathsResource(raw_dir=str(tmp_path / "raw"), derived_dir=str(tmp_path / "d"))
+    }
+    with dg.DagsterInstance.ephemeral() as instance:
+        result = dg.materialize(
+            [ingest_answers], partition_key="2026-11-05", instance=instance, resources=resources
+        )
+    assert result.success
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert checks["unique_ids"].passed and checks["no_orphans"].passed
+    assert not checks["rejected_share"].passed
+    assert checks["rejected_share"].severity == dg.AssetCheckSeverity.WARN
+    meta = result.asset_materializations_for_node("ingest_answers")
+    assert {m.asset_key.path[0]: m.metadata["dagster/row_count"].value for m in meta} == {
+        "answers": 1,
+        "claims": 0,
+        "citations": 0,
+        "rejected_inputs": 1,
+    }
