@@ -92,10 +92,19 @@ def read_lines(files: list[Path], root: Path) -> pa.Table:
 
 def _ingest_batch(con: duckdb.DuckDBPyConnection, lines: pa.Table) -> IngestResult:
     """Validate one batch against the ids of earlier batches; extract its accepted answers."""
-    for table in ("answer_json", "batch_ids", "accepted_answers", "typed_answers"):
+    for table in (
+        "answer_json",
+        "claim_objects",
+        "citation_objects",
+        "batch_ids",
+        "accepted_answers",
+        "typed_answers",
+    ):
         con.execute(f"DROP TABLE IF EXISTS {table}")  # constant names, no values formatted
     con.register("answer_lines", lines)
     duck.create_table(con, "answer_json", "ingest/parse_answer_lines")
+    duck.create_table(con, "claim_objects", "ingest/unnest_claim_objects")
+    duck.create_table(con, "citation_objects", "ingest/unnest_citation_objects")
     duck.create_table(con, "batch_ids", "ingest/select_line_ids")
     defects = duck.query(con, "ingest/select_answer_defects")
     duck.execute(con, "ingest/insert_seen_ids")

@@ -2,7 +2,8 @@
 -- bad timestamps, spans out of range, duplicate ids. A line with any defect is rejected whole
 -- (a partial answer could hide an uncited claim), so this lists each defect it has.
 -- Grain: one row per (file, line, field, reason). Inputs: answer_json (parse_answer_lines),
--- batch_ids (select_line_ids) and seen_ids (ids of earlier batches of the same date).
+-- claim_objects and citation_objects (unnest_*_objects), batch_ids (select_line_ids) and
+-- seen_ids (ids of earlier batches of the same date).
 -- Field paths are 0-based: claims[2].citations[0].url.
 WITH
 answer_fields (field, kind, required, parent) AS (
@@ -50,19 +51,6 @@ citation_fields (field, kind, required) AS (
 objects AS (
     SELECT file, line, j FROM answer_json WHERE j IS NOT NULL
 ),
-claims AS (
-    SELECT o.file, o.line, o.j, c.k - 1 AS claim_index, c.v AS claim
-    FROM objects AS o,
-        unnest(json_extract(o.j, '$.claims[*]')) WITH ORDINALITY AS c (v, k)
-    WHERE json_type(o.j, '$.claims') = 'ARRAY'
-),
-citations AS (
-    SELECT
-        cl.file, cl.line, cl.claim_index, c.k - 1 AS citation_index, c.v AS citation
-    FROM claims AS cl,
-        unnest(json_extract(cl.claim, '$.citations[*]')) WITH ORDINALITY AS c (v, k)
-    WHERE json_type(cl.claim, '$.citations') = 'ARRAY'
-),
 field_values AS (
     SELECT o.file, o.line, f.field AS path, f.kind, f.required,
         json_extract(o.j, '$.' || f.field) AS v
@@ -70,21 +58,21 @@ field_values AS (
     WHERE f.parent IS NULL OR json_type(o.j, '$.' || f.parent) = 'OBJECT'
     UNION ALL
     SELECT cl.file, cl.line, 'claims[' || cl.claim_index || ']', 'object', true, cl.claim
-    FROM claims AS cl
+    FROM claim_objects AS cl
     UNION ALL
     SELECT cl.file, cl.line, 'claims[' || cl.claim_index || '].' || f.field, f.kind, f.required,
         json_extract(cl.claim, '$.' || f.field)
-    FROM claims AS cl, claim_fields AS f
+    FROM claim_objects AS cl, claim_fields AS f
     WHERE json_type(cl.claim) = 'OBJECT'
     UNION ALL
     SELECT ci.file, ci.line, 'claims[' || ci.claim_index || '].citations[' || ci.citation_index || ']',
         'object', true, ci.citation
-    FROM citations AS ci
+    FROM citation_objects AS ci
     UNION ALL
     SELECT ci.file, ci.line,
         'claims[' || ci.claim_index || '].citations[' || ci.citation_index || '].' || f.field,
         f.kind, f.required, json_extract(ci.citation, '$.' || f.field)
-    FROM citations AS ci, citation_fields AS f
+    FROM citation_objects AS ci, citation_fields AS f
     WHERE json_type(ci.citation) = 'OBJECT'
 ),
 typed AS (
@@ -136,9 +124,9 @@ span_defects AS (
     SELECT cl.file, cl.line, 'claims[' || cl.claim_index || '].span' AS field,
         'span_out_of_range' AS reason,
         left(json_extract(cl.claim, '$.span')::VARCHAR, 200)
-            || ' beyond answer_text length ' || length(cl.j ->> '$.answer_text') AS detail
-    FROM claims AS cl
-    WHERE json_type(cl.j, '$.answer_text') = 'VARCHAR'
+            || ' beyond answer_text length ' || cl.answer_text_length AS detail
+    FROM claim_objects AS cl
+    WHERE cl.answer_text_length IS NOT NULL
         AND json_type(cl.claim) = 'OBJECT'
         AND json_type(cl.claim, '$.span') = 'ARRAY'
         AND json_array_length(cl.claim, '$.span') = 2
@@ -146,7 +134,7 @@ span_defects AS (
         AND json_type(cl.claim, '$.span[0]') IN ('BIGINT', 'UBIGINT')
         AND (cl.claim ->> '$.span[0]')::BIGINT >= 0
         AND (cl.claim ->> '$.span[0]')::BIGINT < (cl.claim ->> '$.span[1]')::BIGINT
-        AND (cl.claim ->> '$.span[1]')::BIGINT > length(cl.j ->> '$.answer_text')
+        AND (cl.claim ->> '$.span[1]')::BIGINT > cl.answer_text_length
 ),
 duplicate_defects AS (
     -- The first occurrence (by file, line, position) keeps an id; every later one is a defect,
