@@ -14,14 +14,17 @@ a. cdxj-indexer (its Python API, default options, output to /dev/null)
 b. a bare warcio loop: iterate, parse HTTP headers, sha256 every payload
 c. ``index_file(reader="warcio")``
 d. ``index_file(reader="fastwarc")``
-e. ``index_paths`` over the 4 part files, 2 workers (auto reader)
+e. ``index_paths`` over the 4 part files, 2 workers (auto reader; each part is over the
+   32 MiB split threshold, so it is also cut in two byte ranges)
 f. d + ``to_cdxj_lines`` (what ``citeaudit index-warc`` does for CDXJ output)
+g. ``index_paths`` on the single file, 2 workers (split into 2 byte ranges, one per worker)
 
 and, for context, a bare FastWARC iterate-and-sha256 loop and ``surt.surt`` alone over every
 target URI (the SURT key every indexer here computes; it is a fixed share of a-f).
 
-It also checks that (c), (d) and (e) give the same rows and that our CDXJ equals
-cdxj-indexer's (sorted) line for line, and prints a Markdown table for benchmarks/README.md.
+It also checks that (c), (d) and (e) give the same rows, that (g) gives rows identical to
+(d), and that our CDXJ equals cdxj-indexer's (sorted) line for line, and prints a Markdown
+table for benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -265,6 +268,12 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
         t0 = time.perf_counter()
         table = index_paths([(Path(p), Path(p).name) for p in parts], workers=2)
         elapsed = time.perf_counter() - t0
+    elif kind == "index_paths-single-2workers":
+        from citeaudit.warc_index import index_paths
+
+        t0 = time.perf_counter()
+        table = index_paths([(Path(whole), Path(whole).name)], workers=2)
+        elapsed = time.perf_counter() - t0
     else:
         raise SystemExit(f"unknown measurement {kind}")
     rss, child_rss = _peak_rss_mb()
@@ -295,13 +304,14 @@ MEASUREMENTS = [
     ("index_file-fastwarc", "d. `index_file(reader=\"fastwarc\")`"),
     ("index_paths-2workers", "e. `index_paths`, 4 part files, 2 workers"),
     ("index_file+cdxj", "f. (d) + `to_cdxj_lines` (sorted CDXJ)"),
+    ("index_paths-single-2workers", "g. `index_paths` on the single file, 2 workers"),
     ("fastwarc-hash-loop", "context: bare FastWARC loop + sha256 every block"),
     ("surt-only", "context: `surt.surt` of every target URI (paid by a-f)"),
 ]
 
 
 def _check_outputs(results_dir: Path) -> list[str]:
-    """Same rows from (c), (d), (e); our CDXJ == cdxj-indexer's sorted output."""
+    """Same rows from (c), (d), (e), identical rows from (g); our CDXJ == cdxj-indexer's."""
     import pyarrow.parquet as pq
 
     notes = []
@@ -315,11 +325,14 @@ def _check_outputs(results_dir: Path) -> list[str]:
     same_e = sorted(map(str, e.select(keys).to_pylist())) == sorted(
         map(str, d.select(keys).to_pylist()))
     notes.append(f"index_paths rows: {e.num_rows}, same captures as one file: {same_e}")
+    g = pq.read_table(results_dir / "index_paths-single-2workers.out.parquet")
+    same_g = g.replace_schema_metadata(None).equals(d.replace_schema_metadata(None))
+    notes.append(f"index_paths on the single file: {g.num_rows} rows, identical to (d): {same_g}")
     theirs = sorted((results_dir / "cdxj-indexer.out").read_text().splitlines())
     ours = (results_dir / "index_file+cdxj.out").read_text().splitlines()
     notes.append(f"CDXJ lines: cdxj-indexer {len(theirs)}, ours {len(ours)}, "
                  f"identical: {theirs == ours}")
-    if not (same_cd and same_e and theirs == ours):
+    if not (same_cd and same_e and same_g and theirs == ours):
         notes.append("OUTPUT MISMATCH")
     return notes
 
@@ -368,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|---:|")
     for label, res in rows:
         rss = f"{res['rss_mb']:.0f}"
-        if res["kind"] == "index_paths-2workers":
+        if res["kind"].startswith("index_paths"):
             rss += f" (+ workers {res['child_rss_mb']:.0f} each)"
         print(f"| {label} | {res['seconds']:.2f} | {n_records / res['seconds']:,.0f} | "
               f"{base / res['seconds']:.2f}x | {rss} |")

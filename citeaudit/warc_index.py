@@ -11,6 +11,11 @@ bytes (a bad file never stops a batch).
 Pure functions, no Dagster. Reading is streamed (flat memory, payloads hashed in 64 KiB
 pieces) by one of two readers in :mod:`citeaudit.warc_readers`: FastWARC where it can prove
 its offsets right, warcio otherwise (ARC files, damaged files). Both give identical rows.
+:func:`index_paths` runs files in parallel processes and also cuts a large gzip-per-record
+``.warc.gz`` into byte ranges at gzip member boundaries, one per worker, read by FastWARC;
+the ranges' rows are accepted only if they are provably those of a whole-file read (every
+cut confirmed as a record boundary by the sequential read, no request/response pair across
+a cut), else the file is indexed whole.
 
 What gets a row: ``response``, ``revisit`` and ``resource`` records (not
 ``application/warc-fields`` resources) and ARC records, as pywb and cdxj-indexer index them;
@@ -45,6 +50,7 @@ import binascii
 import hashlib
 import io
 import json
+import logging
 import os
 import re
 import sys
@@ -61,6 +67,7 @@ from citeaudit.warc_readers import (
     FastwarcRefused,
     Slot,
     fastwarc_slots,
+    gzip_record_cuts,
     sniff_compression,
     warcio_slots,
 )
@@ -134,6 +141,11 @@ MAX_POST_QUERY = 4096
 
 MAX_HTTP_HEADER_BYTES = 1 << 20
 """Longer HTTP header blocks are reported as unreadable instead of being held in memory."""
+
+SPLIT_MIN_BYTES = 32 << 20
+""":func:`index_paths` splits ``.warc.gz`` files larger than this between its workers."""
+
+_log = logging.getLogger(__name__)
 
 _HTTP_SCHEMES = ("http:", "https:")
 _NO_COMPUTED_DIGEST = ("warcinfo", "revisit")  # warcio's NO_PAYLOAD_DIGEST_TYPES
@@ -585,12 +597,16 @@ class _Indexer:
         self.batches: list[pa.RecordBatch] = []
         self.rows: list[dict[str, Any]] = []
         self.pending: list[Slot] = []
-        # previous record, for joining request/response pairs: (slot, row, post append str)
-        self.prev: tuple[Slot, dict | None, str | None] | None = None
+        # previous record, for joining request/response pairs:
+        # (slot, row, post append str, _join_key of the slot)
+        self.prev: tuple[Slot, dict | None, str | None, tuple] | None = None
+        self.first_key: tuple | None = None  # _join_key of the first slot (split ranges)
 
     # -- driving ------------------------------------------------------------------------------
     def run(self, slots: Iterator[Slot]) -> None:
         for slot in slots:
+            if self.first_key is None:
+                self.first_key = _join_key(slot)
             slot.row = self.process(slot)
             self.pending.append(slot)
             self._emit_closed()
@@ -817,27 +833,47 @@ class _Indexer:
 
     def _join(self, slot: Slot, row: dict | None, post_append: str | None) -> None:
         """Pair adjacent request/response records (pywb) to key POST responses by body."""
-        prev, self.prev = self.prev, (slot, row, post_append)
-        if prev is None or prev[0].kind != "warc" or slot.kind != "warc":
+        key = _join_key(slot)
+        prev, self.prev = self.prev, (slot, row, post_append, key)
+        if prev is None:
+            return
+        order = _pair_order(prev[3], key)
+        if not order:
             return
         first, second = prev, (slot, row, post_append)
-        a, b = first[0], second[0]
-        if clean_target_uri(a.headers.get("uri")) != clean_target_uri(b.headers.get("uri")):
-            return
-        if b.headers.get("concurrent_to") != a.headers.get("id"):
-            return
-        if a.rec_type == "request" and b.rec_type in ("response", "revisit"):
-            req, resp = first, second
-        elif b.rec_type == "request" and a.rec_type in ("response", "revisit"):
-            req, resp = second, first
-        else:
-            return
+        req, resp = (first, second) if order == 1 else (second, first)
         self.prev = None  # a pair is consumed, as in pywb/cdxj-indexer
         append = req[2]
         resp_row = resp[1]
         if append and resp_row is not None and resp_row["target_uri"] is not None:
             url = clean_target_uri(req[0].headers.get("uri")) or resp_row["target_uri"]
             resp_row["urlkey"] = url + append  # keyed with the body query in _flush
+
+
+def _join_key(slot: Slot) -> tuple:
+    """What decides whether two adjacent records pair: (kind, type, URI, id, concurrent-to)."""
+    headers = slot.headers
+    return (
+        slot.kind, slot.rec_type, clean_target_uri(headers.get("uri")), headers.get("id"),
+        headers.get("concurrent_to"),
+    )
+
+
+def _pair_order(a: tuple, b: tuple) -> int:
+    """Whether record ``b`` pairs with the record ``a`` before it (pywb's request/response join).
+
+    0: no pair; 1: ``a`` is the request and ``b`` its response (or revisit); 2: ``b`` is the
+    request of response ``a``. Both must be WARC records with the same target URI, and
+    ``b``'s WARC-Concurrent-To must be ``a``'s WARC-Record-ID (both missing counts, as in
+    pywb). Arguments are :func:`_join_key` tuples.
+    """
+    if a[0] != "warc" or b[0] != "warc" or a[2] != b[2] or b[4] != a[3]:
+        return 0
+    if a[1] == "request" and b[1] in ("response", "revisit"):
+        return 1
+    if b[1] == "request" and a[1] in ("response", "revisit"):
+        return 2
+    return 0
 
 
 class _HashingReader:
@@ -1023,21 +1059,128 @@ def _index_job(args: tuple[str, str, str, bool]) -> pa.Table:
     return index_file(path, name=name, reader=reader, all_records=all_records)
 
 
+# ---------------------------------------------------------------------------------------------
+# splitting one large gzip WARC into byte ranges for parallel workers
+# ---------------------------------------------------------------------------------------------
+
+
+def _may_cut(before: dict[str, str], after: dict[str, str]) -> bool:
+    """False if two adjacent records (WARC headers read by the cut scan) may be a pair.
+
+    Only a hint for choosing cuts (the records' real pairing is checked after indexing):
+    a request next to a response/revisit with the same URI, or either one naming the other
+    as concurrent, is not cut apart.
+    """
+    kinds = {before.get("type"), after.get("type")}
+    if "request" not in kinds or not kinds & {"response", "revisit"}:
+        return True
+    same_uri = clean_target_uri(before.get("uri")) == clean_target_uri(after.get("uri"))
+    linked = after.get("concurrent_to") == before.get("id") or (
+        before.get("concurrent_to") == after.get("id")
+    )
+    return not (same_uri or linked)
+
+
+def _plan_split(path: str, parts: int, min_bytes: int | None) -> list[tuple[int, int]] | None:
+    """Byte ranges ``[(start, end), ...]`` to index a large gzip WARC in parallel, or None.
+
+    Only ``.warc.gz`` files larger than ``min_bytes`` whose first gzip member holds a WARC
+    record are split, into at most ``parts`` ranges of at least ``min_bytes / 4`` each;
+    the cuts come from :func:`~citeaudit.warc_readers.gzip_record_cuts` (a gzip member
+    boundary between two records, not between a request and its response). None when the
+    file should be indexed whole (also when no cut is found, or on any error).
+    """
+    if parts < 2 or min_bytes is None or not path.lower().endswith(".warc.gz"):
+        return None
+    try:
+        size = os.path.getsize(path)
+        if size <= min_bytes:
+            return None
+        parts = min(parts, max(2, size // max(min_bytes // 4, 1)))
+        if sniff_compression(path) != "gzip" or not _starts_as_warc(path, True):
+            return None
+        near = [size * k // parts for k in range(1, parts)]
+        cuts = gzip_record_cuts(path, near, can_cut=_may_cut)
+    except Exception as exc:  # never let planning break indexing: index the file whole
+        _log.debug("not splitting %s: %s: %s", path, type(exc).__name__, exc)
+        return None
+    if not cuts:
+        return None
+    bounds = [0, *cuts, size]
+    return list(zip(bounds, bounds[1:], strict=False))
+
+
+_RangeResult = tuple[pa.Table | None, str | None, tuple | None, tuple | None]
+
+
+def _index_range_job(args: tuple[str, str, int, int, bool]) -> _RangeResult:
+    """Index the records in one byte range with FastWARC (a worker's share of a split file).
+
+    Returns ``(table, None, first key, last key)``: the rows, the :func:`_join_key` of the
+    range's first record and of its last record if that is still unpaired (None if it was
+    consumed by a request/response pair), so the caller can check that no pair spans a
+    cut. On a refusal or any error: ``(None, reason, None, None)``.
+    """
+    path, name, start, end, all_records = args
+    indexer = _Indexer(name, all_records)
+    try:
+        indexer.run(fastwarc_slots(path, gz=True, start=start, end=end))
+        table = indexer.table()
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:200], None, None
+    last = indexer.prev[3] if indexer.prev is not None else None
+    return table, None, indexer.first_key, last
+
+
+def _combine_ranges(results: list[_RangeResult]) -> tuple[pa.Table | None, str | None]:
+    """The rows of a split file from its ranges' results (in file order), or (None, why).
+
+    Accepted only if every range was read by FastWARC without doubt and no request/response
+    pair would have been joined across a cut (in a whole-file read, the last unpaired record
+    of a range would be paired with the first record of the next one).
+    """
+    for table, note, first, _last in results:
+        if table is None or first is None:
+            return None, note or "a range has no records"
+    for (_t, _n, _f, last), (_t2, _n2, first, _l2) in zip(results, results[1:], strict=False):
+        if last is not None and _pair_order(last, first):
+            return None, "a request/response pair spans a cut"
+    tables = [table for table, *_ in results]
+    return pa.concat_tables(tables), None
+
+
+def _index_ranges_serial(
+    path: str, name: str, ranges: list[tuple[int, int]], all_records: bool = False
+) -> tuple[pa.Table | None, str | None]:
+    """Index a split file range by range in this process (what the workers do; for tests)."""
+    results = [_index_range_job((path, name, a, b, all_records)) for a, b in ranges]
+    return _combine_ranges(results)
+
+
 def iter_index_paths(
     paths: list[tuple[Path, str]],
     *,
     workers: int = 0,
     reader: str = "auto",
     all_records: bool = False,
+    split_min_bytes: int | None = SPLIT_MIN_BYTES,
 ) -> Iterator[tuple[str, pa.Table]]:
     """Index several files in parallel processes; yield ``(name, table)`` as each finishes.
 
     The streaming form of :func:`index_paths`, for batches whose rows should not all be held
     at once (a table costs ~450 bytes per row): write each table out as it arrives.
-    ``workers=0`` means ``os.cpu_count()``; with one worker (or one file) everything runs in
-    this process. Largest files are started first. If a worker process dies (a crash inside
-    a C extension), its files are indexed again here with warcio; should that fail too, the
-    file gets a single ``unreadable_file`` row. Tables come without reader metadata.
+    ``workers=0`` means ``os.cpu_count()``; with one worker (or one file that is not split)
+    everything runs in this process. Largest files are started first.
+
+    A gzip-per-record ``.warc.gz`` file larger than ``split_min_bytes`` (None: never) is cut
+    into up to ``workers`` byte ranges at gzip member boundaries, indexed in parallel with
+    FastWARC and put back together: the rows are identical to indexing it whole. On any
+    doubt (no cut point found, a range FastWARC refuses, a request/response pair across a
+    cut, an error) the file is indexed whole, as without splitting.
+
+    If a worker process dies (a crash inside a C extension), its files are indexed again
+    here with warcio; should that fail too, the file gets a single ``unreadable_file`` row.
+    Tables come without reader metadata.
     """
     if reader not in READERS:
         raise ValueError(f"reader must be one of {READERS}, not {reader!r}")
@@ -1050,26 +1193,106 @@ def iter_index_paths(
             return 0
 
     jobs.sort(key=size_of, reverse=True)
-    workers = min(workers or os.cpu_count() or 1, len(jobs))
+    workers = workers or os.cpu_count() or 1
+    plans: dict[int, list[tuple[int, int]]] = {}
+    if workers > 1 and reader != "warcio":
+        for index, job in enumerate(jobs):
+            ranges = _plan_split(job[0], workers, split_min_bytes)
+            if ranges is not None:
+                plans[index] = ranges
+    # tasks: (bytes, job index, range index or None for the whole file)
+    tasks: list[tuple[int, int, int | None]] = []
+    for index, job in enumerate(jobs):
+        if index in plans:
+            tasks.extend((b - a, index, r) for r, (a, b) in enumerate(plans[index]))
+        else:
+            tasks.append((size_of(job), index, None))
+    tasks.sort(key=lambda task: task[0], reverse=True)  # stable: file order breaks ties
+    workers = min(workers, len(tasks))
     if workers <= 1:
         for job in jobs:
             yield job[1], _index_job(job).replace_schema_metadata(None)
         return
+    yield from _run_pool(jobs, plans, tasks, workers)
 
-    from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    failed = []
+def _run_pool(
+    jobs: list[tuple[str, str, str, bool]],
+    plans: dict[int, list[tuple[int, int]]],
+    tasks: list[tuple[int, int, int | None]],
+    workers: int,
+) -> Iterator[tuple[str, pa.Table]]:
+    """Run whole-file and range tasks in a process pool; see :func:`iter_index_paths`."""
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+    pending: dict[Future, tuple[int, int | None]] = {}
+    parts: dict[int, list[_RangeResult | None]] = {i: [None] * len(r) for i, r in plans.items()}
+    failed: list[int] = []  # job indexes to index again here with warcio
+
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_index_job, job): job for job in jobs}
-        for future in as_completed(futures):
-            job = futures[future]
+
+        def submit(index: int, part: int | None) -> None:
+            path, name, reader, all_records = jobs[index]
             try:
-                table = future.result()
-            except Exception:  # the worker died (BrokenProcessPool) or could not pickle
-                failed.append(job)
-                continue
-            yield job[1], table.replace_schema_metadata(None)
-    for path, name, _reader, all_records in failed:
+                if part is None:
+                    future = pool.submit(_index_job, jobs[index])
+                else:
+                    start, end = plans[index][part]
+                    future = pool.submit(
+                        _index_range_job, (path, name, start, end, all_records)
+                    )
+            except Exception:  # the pool is broken (a worker died)
+                failed.append(index)
+                return
+            pending[future] = (index, part)
+
+        def abandon(index: int, why: str, whole: bool) -> None:
+            """Give up splitting a file: drop its ranges, index it whole (or here)."""
+            _log.info("indexing %s whole, not split: %s", jobs[index][0], why)
+            parts.pop(index, None)
+            for future, (other, _part) in list(pending.items()):
+                if other == index and future.cancel():
+                    del pending[future]
+            if whole:
+                submit(index, None)
+            else:
+                failed.append(index)
+
+        for _size, index, part in tasks:
+            submit(index, part)
+        while pending:
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: (pending[f][0], pending[f][1] or 0)):
+                index, part = pending.pop(future)
+                if future.cancelled():
+                    continue
+                try:
+                    result = future.result()
+                except Exception:  # the worker died (BrokenProcessPool) or could not pickle
+                    if part is None:
+                        failed.append(index)
+                    elif index in parts:
+                        abandon(index, "a worker failed", whole=False)
+                    continue
+                if part is None:
+                    yield jobs[index][1], result.replace_schema_metadata(None)
+                    continue
+                if index not in parts:  # splitting this file was abandoned already
+                    continue
+                if result[0] is None:
+                    abandon(index, f"range {plans[index][part]}: {result[1]}", whole=True)
+                    continue
+                parts[index][part] = result
+                if any(r is None for r in parts[index]):
+                    continue
+                table, why = _combine_ranges(parts[index])
+                if table is None:
+                    abandon(index, why or "cannot combine ranges", whole=True)
+                    continue
+                del parts[index]
+                yield jobs[index][1], table
+    for index in failed:
+        path, name, _reader, all_records = jobs[index]
         try:
             table = index_file(path, name=name, reader="warcio", all_records=all_records)
         except Exception as exc:  # pragma: no cover - index_file does not raise on input
@@ -1084,17 +1307,22 @@ def index_paths(
     reader: str = "auto",
     progress: bool = False,
     all_records: bool = False,
+    split_min_bytes: int | None = SPLIT_MIN_BYTES,
 ) -> pa.Table:
     """Index several files, in parallel processes, into one table sorted by (file, offset).
 
     ``paths`` are ``(path, name)`` pairs; ``workers=0`` means ``os.cpu_count()``; one worker
-    (or one file) runs in this process. See :func:`iter_index_paths` for the scheduling and
-    for what happens when a worker dies. ``progress`` shows a rich progress bar on stderr.
+    (or one file that is not split) runs in this process. ``.warc.gz`` files larger than
+    ``split_min_bytes`` (None: never) are split into byte ranges indexed in parallel, with
+    rows identical to indexing them whole. See :func:`iter_index_paths` for the scheduling,
+    the splitting and what happens when a worker dies. ``progress`` shows a rich progress
+    bar on stderr.
     """
     tables: list[pa.Table] = []
     with _progress(len(paths), progress) as advance:
         for name, table in iter_index_paths(
-            paths, workers=workers, reader=reader, all_records=all_records
+            paths, workers=workers, reader=reader, all_records=all_records,
+            split_min_bytes=split_min_bytes,
         ):
             tables.append(table)
             advance(name)

@@ -520,8 +520,17 @@ class _FastwarcBlock:
         return data
 
 
-def fastwarc_slots(path: str | os.PathLike[str], *, gz: bool) -> Iterator[Slot]:
+def fastwarc_slots(
+    path: str | os.PathLike[str], *, gz: bool, start: int = 0, end: int | None = None
+) -> Iterator[Slot]:
     """Slots of a WARC file read with FastWARC; raises :class:`FastwarcRefused` when unsure.
+
+    ``start``/``end`` read only the records in that byte range (for splitting one file
+    between processes): the first record must start exactly at ``start`` and, unless ``end``
+    is the end of the file, FastWARC must find the record after the last one exactly at
+    ``end`` (which is read no further). Each record is checked as in a whole-file read, the
+    last one against the record found at ``end``, so a range gives exactly the slots a
+    whole-file read gives for those offsets, or a refusal.
 
     FastWARC resynchronises silently over damage and reports the start of the gzip member
     a record is found in, so its positions are checked against the bytes before a file is
@@ -547,8 +556,13 @@ def fastwarc_slots(path: str | os.PathLike[str], *, gz: bool) -> Iterator[Slot]:
     from fastwarc.warc import ArchiveIterator
 
     size = os.path.getsize(path)
+    bounded = end is not None and end < size
+    if bounded and not 0 <= start < end:
+        raise ValueError(f"empty or inverted byte range {start}-{end}")
     with open(path, "rb") as fh:
         fd = fh.fileno()
+        if start:
+            fh.seek(start)
         try:
             records = iter(ArchiveIterator(fh, parse_http=False))
         except Exception as exc:
@@ -565,10 +579,14 @@ def fastwarc_slots(path: str | os.PathLike[str], *, gz: bool) -> Iterator[Slot]:
                 raise FastwarcRefused(_short_reason(exc)) from exc
             pos = rec.stream_pos
             if prev is None:
-                if pos != 0:
-                    raise FastwarcRefused(f"first record at offset {pos}, not 0")
+                if pos != start:
+                    raise FastwarcRefused(f"first record at offset {pos}, not {start}")
             else:
                 _fastwarc_close(prev, pos, fd, gz, prev_end, prev_size)
+            if bounded and pos >= end:  # the first record of the next range
+                if pos != end:
+                    raise FastwarcRefused(f"no record starts at the range end {end}")
+                return
             headers = rec.headers
             version = headers.status_line_bytes or b""
             if version not in WARC_VERSIONS:
@@ -601,6 +619,8 @@ def fastwarc_slots(path: str | os.PathLike[str], *, gz: bool) -> Iterator[Slot]:
             prev = slot
             prev_end = pos + header_size + content_length
             prev_size = header_size + content_length
+        if bounded:
+            raise FastwarcRefused(f"records end before the range end {end}")
         if prev is None:
             if size:
                 raise FastwarcRefused("no WARC records found")
@@ -647,3 +667,150 @@ def _fastwarc_close(slot: Slot, next_pos: int, fd: int, gz: bool, end: int, isiz
             raise FastwarcRefused(f"record at {slot.offset} not followed by blank lines only")
         slot.length = end - slot.offset
     slot.closed = True
+
+
+# ---------------------------------------------------------------------------------------------
+# cut points for splitting one gzip WARC between processes
+# ---------------------------------------------------------------------------------------------
+
+GZIP_MEMBER_MAGIC = b"\x1f\x8b\x08"
+"""The first bytes of a gzip member (ID1, ID2, CM=deflate)."""
+
+CUT_SCAN_BUDGET = 16 << 20
+"""Most compressed bytes read while looking for one cut point (past that: no cut there)."""
+
+_HEAD_KEEP = 16 * 1024  # decompressed bytes kept to read a record's WARC header block
+
+
+def gzip_record_cuts(
+    path: str | os.PathLike[str],
+    near: list[int],
+    *,
+    can_cut: Any = None,
+    budget: int = CUT_SCAN_BUDGET,
+) -> list[int]:
+    """Offsets at which a gzip-per-record WARC can be cut into ranges, one near each point.
+
+    For each point, scans forward for a gzip member header (``1f 8b 08``) whose member
+    decompresses to data starting with ``WARC/``, inflates that member completely (CRC and
+    size checked by zlib) to find where it ends, and takes that end as the cut if another
+    member starting with ``WARC/`` begins exactly there and ``can_cut(fields_before,
+    fields_after)`` accepts the two records' WARC headers (a dict keyed like
+    :attr:`Slot.headers`; used to avoid cutting between a request and its response). If
+    not, it steps on to the next member, within ``budget`` compressed bytes of the point.
+
+    Returns the sorted distinct cuts strictly inside the file (none for a point where no
+    cut was found). These are candidates only: :func:`fastwarc_slots` must still confirm,
+    when reading the ranges, that each cut is where a record starts in a sequential read.
+    """
+    size = os.path.getsize(path)
+    cuts: set[int] = set()
+    with open(path, "rb") as fh:
+        fd = fh.fileno()
+        for point in near:
+            cut = _find_cut(fd, size, max(point, 0), can_cut, budget)
+            if cut is not None and 0 < cut < size:
+                cuts.add(cut)
+    return sorted(cuts)
+
+
+def _find_cut(fd: int, size: int, point: int, can_cut: Any, budget: int) -> int | None:
+    stop = min(size, point + budget)
+    member = _next_record_member(fd, point, stop)
+    while member is not None and member < stop:
+        found = _inflate_member(fd, member, stop)
+        if found is None:
+            return None
+        end, head = found
+        if end >= size:
+            return None
+        next_head = _member_head(fd, end)
+        if next_head is None:
+            return None  # a member that is not followed by a record member: do not cut here
+        before, after = _warc_fields(head), _warc_fields(next_head)
+        if before is not None and after is not None and (
+            can_cut is None or can_cut(before, after)
+        ):
+            return end
+        member = end
+    return None
+
+
+def _next_record_member(fd: int, start: int, stop: int) -> int | None:
+    """Offset of the first gzip member at or after ``start`` whose data starts a record."""
+    pos = start
+    while pos < stop:
+        chunk = os.pread(fd, BLOCK_SIZE + 2, pos)
+        if len(chunk) < 3:
+            return None
+        idx = chunk.find(GZIP_MEMBER_MAGIC)
+        while idx != -1 and idx < BLOCK_SIZE:
+            if _member_starts_record(fd, pos + idx):
+                return pos + idx
+            idx = chunk.find(GZIP_MEMBER_MAGIC, idx + 1)
+        pos += BLOCK_SIZE
+    return None
+
+
+def _inflate_member(fd: int, offset: int, stop: int) -> tuple[int, bytes] | None:
+    """``(end offset, first decompressed bytes)`` of the gzip member at ``offset``.
+
+    None if the member is damaged or does not end before ``stop``. zlib checks the CRC-32
+    and ISIZE trailer before it reports the end, so the member is known to be intact.
+    """
+    import zlib
+
+    inflater = zlib.decompressobj(31)
+    head = bytearray()
+    pos = offset
+    try:
+        while pos < stop:
+            chunk = os.pread(fd, min(BLOCK_SIZE, stop - pos), pos)
+            if not chunk:
+                return None
+            pos += len(chunk)
+            data = chunk
+            while True:
+                out = inflater.decompress(data, MAX_INFLATE)
+                if len(head) < _HEAD_KEEP:
+                    head += out[: _HEAD_KEEP - len(head)]
+                if inflater.eof:
+                    return pos - len(inflater.unused_data), bytes(head)
+                data = inflater.unconsumed_tail
+                if not data:
+                    break
+    except zlib.error:
+        return None
+    return None
+
+
+def _member_head(fd: int, offset: int) -> bytes | None:
+    """The first decompressed bytes of the gzip member at ``offset`` if they start a record."""
+    import zlib
+
+    raw = os.pread(fd, _HEAD_KEEP, offset)
+    if raw[:3] != GZIP_MEMBER_MAGIC:
+        return None
+    try:
+        head = zlib.decompressobj(31).decompress(raw, _HEAD_KEEP)
+    except zlib.error:
+        return None
+    return head if head.startswith(b"WARC/") else None
+
+
+def _warc_fields(head: bytes) -> dict[str, str] | None:
+    """The wanted WARC headers of a record from its first bytes (None: no complete block)."""
+    end = head.find(b"\r\n\r\n")
+    if not head.startswith(b"WARC/") or end < 0:
+        return None
+    fields: dict[str, str] = {}
+    for line in head[:end].split(b"\r\n")[1:]:
+        name, sep, value = line.partition(b":")
+        key = _WANTED_HEADERS_BYTES.get(name.strip().lower()) if sep else None
+        if key is not None and key not in fields:
+            raw = value.strip()
+            try:
+                fields[key] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                fields[key] = raw.decode("iso-8859-1")
+    return fields
