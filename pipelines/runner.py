@@ -1,8 +1,8 @@
 """In-process runs of the pipeline over every date a raw folder holds (``citeaudit run``).
 
-One ``materialize`` call per date runs every date-partitioned asset for that date in this
-process (the multiprocess executor costs seconds per step here), recorded in the Dagster
-instance under DAGSTER_HOME so ``dagster dev`` shows the runs; then the catalog is rebuilt.
+One run of the ``daily_audit`` job per date executes every date-partitioned asset for that date
+in this process (the multiprocess executor costs seconds per step here), recorded in the Dagster
+instance under DAGSTER_HOME so ``dagster dev`` shows the runs; then ``rebuild_catalog`` runs.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import dagster as dg
 
 from assets import answers, archive, catalog, citations
 from citeaudit.layout import codebook_versions
+from pipelines.jobs import catalog_job, daily_audit
 from pipelines.partitions import codebook
 from pipelines.resources import PathsResource
 
@@ -48,7 +49,12 @@ def run_dates(
     run_config = {
         "loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}
     }
-    resources = {"paths": PathsResource(raw_dir=str(raw), derived_dir=str(derived))}
+    defs = dg.Definitions(
+        assets=[*DAILY_ASSETS, catalog.catalog],
+        jobs=[daily_audit, catalog_job],
+        resources={"paths": PathsResource(raw_dir=str(raw), derived_dir=str(derived))},
+    )
+    daily, rebuild = defs.resolve_job_def(daily_audit.name), defs.resolve_job_def(catalog_job.name)
     failed: list[str] = []
     with dg.DagsterInstance.get() as instance:
         versions = codebook_versions(raw)
@@ -57,11 +63,9 @@ def run_dates(
         if new:
             instance.add_dynamic_partitions(codebook.name, new)
         for date in dates:
-            result = dg.materialize(
-                DAILY_ASSETS,
+            result = daily.execute_in_process(
                 partition_key=date,
                 instance=instance,
-                resources=resources,
                 raise_on_error=False,
                 run_config=run_config,
                 tags={"citeaudit/trigger": "citeaudit run"},
@@ -70,11 +74,5 @@ def run_dates(
                 failed.append(date)
             if on_date:
                 on_date(date, result.success)
-        dg.materialize(
-            [catalog.catalog],
-            instance=instance,
-            resources=resources,
-            run_config=run_config,
-            raise_on_error=True,
-        )
+        rebuild.execute_in_process(instance=instance, run_config=run_config, raise_on_error=True)
     return failed
