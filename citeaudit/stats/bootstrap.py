@@ -1,0 +1,75 @@
+"""Percentile cluster bootstrap of a design-weighted ratio (vectorized over replicates)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from citeaudit.stats._common import Interval, _check_alpha, _label_codes
+
+
+def cluster_bootstrap(
+    y: ArrayLike,
+    w: ArrayLike,
+    clusters: Any,
+    *,
+    reps: int = 2000,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> Interval:
+    """Percentile cluster bootstrap of the weighted ratio ``sum(w*y) / sum(w)``.
+
+    Whole clusters (e.g. domains) are resampled with replacement, G out of G, so the
+    interval reflects correlation within a cluster. Each replicate's ratio is
+    ``(M @ A) / (M @ B)`` with ``M`` the (reps x G) multinomial count matrix and ``A``,
+    ``B`` the per-cluster sums of ``w*y`` and ``w``: no loop over rows or replicates
+    (replicates are drawn in memory-bounded chunks). Deterministic for a given ``seed``
+    (``numpy.random.default_rng``). n == 0 -> ``None``; one cluster -> no interval.
+
+    Caveat: with few clusters (< ~20-30) the percentile bootstrap under-covers (the
+    bootstrap variance is biased down by (G-1)/G and the distribution is discrete).
+    """
+    _check_alpha(alpha)
+    if reps < 1:
+        raise ValueError("reps must be >= 1")
+    yy = np.asarray(y, dtype=np.float64).reshape(-1)
+    ww = np.asarray(w, dtype=np.float64).reshape(-1)
+    if yy.shape != ww.shape:
+        raise ValueError(f"y and w differ in length: {yy.size} vs {ww.size}")
+    if yy.size == 0:
+        return Interval(
+            None,
+            None,
+            None,
+            0,
+            "cluster_bootstrap",
+            sum_weights=0.0,
+            alpha=alpha,
+            notes=("n == 0: no rate",),
+        )
+    if not (np.isfinite(yy).all() and np.isfinite(ww).all() and (ww > 0).all()):
+        raise ValueError("y must be finite and weights finite and > 0")
+    codes = _label_codes(clusters, yy.size)
+    g = int(codes.max()) + 1
+    a = np.bincount(codes, weights=ww * yy, minlength=g)
+    bsum = np.bincount(codes, weights=ww, minlength=g)
+    est = float(a.sum() / bsum.sum())
+    n, sw = int(yy.size), float(bsum.sum())
+    if g == 1:
+        notes = ("1 cluster: no interval",)
+        return Interval(est, None, None, n, "cluster_bootstrap", sw, alpha, None, notes)
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(reps, 4_000_000 // g))
+    ratios = np.empty(reps)
+    probs = np.full(g, 1.0 / g)
+    for start in range(0, reps, chunk):
+        m = rng.multinomial(g, probs, size=min(chunk, reps - start)).astype(np.float64)
+        ratios[start : start + m.shape[0]] = (m @ a) / (m @ bsum)
+    low, high = np.quantile(ratios, [alpha / 2, 1 - alpha / 2])
+    notes = (f"{g} clusters, {reps} replicates, seed {seed}",)
+    se = float(ratios.std(ddof=1)) if reps > 1 else None
+    # widened (rarely) to contain the full-sample estimate, so low <= estimate <= high
+    low, high = float(min(low, est)), float(max(high, est))
+    return Interval(est, low, high, n, "cluster_bootstrap", sw, alpha, se, notes)
