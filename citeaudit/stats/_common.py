@@ -47,3 +47,19 @@ def _label_codes(labels: Any, n: int) -> NDArray[np.intp]:
     else:
         _, codes = np.unique(arr.reshape(n, -1), axis=0, return_inverse=True)
     return np.asarray(codes, dtype=np.intp).reshape(-1)
+
+
+def _weighted_inputs(y: Any, w: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``y`` and ``w`` as flat float arrays of one length (raises if they differ)."""
+    yy = np.asarray(y, dtype=np.float64).reshape(-1)
+    ww = np.asarray(w, dtype=np.float64).reshape(-1)
+    if yy.shape != ww.shape:
+        raise ValueError(f"y and w differ in length: {yy.size} vs {ww.size}")
+    return yy, ww
+
+
+def _no_rate(method: Method, alpha: float) -> Interval:
+    """The result for an empty denominator: no estimate and no interval, never 0."""
+    return Interval(
+        None, None, None, 0, method, sum_weights=0.0, alpha=alpha, notes=("n == 0: no rate",)
+    )

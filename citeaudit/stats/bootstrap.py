@@ -7,7 +7,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from citeaudit.stats._common import Interval, _check_alpha, _label_codes
+from citeaudit.stats._common import (
+    Interval,
+    _check_alpha,
+    _label_codes,
+    _no_rate,
+    _weighted_inputs,
+)
 
 
 def cluster_bootstrap(
@@ -34,21 +40,9 @@ def cluster_bootstrap(
     _check_alpha(alpha)
     if reps < 1:
         raise ValueError("reps must be >= 1")
-    yy = np.asarray(y, dtype=np.float64).reshape(-1)
-    ww = np.asarray(w, dtype=np.float64).reshape(-1)
-    if yy.shape != ww.shape:
-        raise ValueError(f"y and w differ in length: {yy.size} vs {ww.size}")
+    yy, ww = _weighted_inputs(y, w)
     if yy.size == 0:
-        return Interval(
-            None,
-            None,
-            None,
-            0,
-            "cluster_bootstrap",
-            sum_weights=0.0,
-            alpha=alpha,
-            notes=("n == 0: no rate",),
-        )
+        return _no_rate("cluster_bootstrap", alpha)
     if not (np.isfinite(yy).all() and np.isfinite(ww).all() and (ww > 0).all()):
         raise ValueError("y must be finite and weights finite and > 0")
     codes = _label_codes(clusters, yy.size)

@@ -8,7 +8,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _sp
 
-from citeaudit.stats._common import Interval, _check_alpha, _label_codes
+from citeaudit.stats._common import (
+    Interval,
+    _check_alpha,
+    _label_codes,
+    _no_rate,
+    _weighted_inputs,
+)
 
 
 class HajekBatch(NamedTuple):
@@ -137,21 +143,9 @@ def hajek_ratio(
     Caveat: with all y equal (e.g. 0 successes) the interval has zero width; for small
     samples or rates near 0/1 also look at a Wilson interval on the effective sample size.
     """
-    yy = np.asarray(y, dtype=np.float64).reshape(-1)
-    ww = np.asarray(w, dtype=np.float64).reshape(-1)
-    if yy.shape != ww.shape:
-        raise ValueError(f"y and w differ in length: {yy.size} vs {ww.size}")
+    yy, ww = _weighted_inputs(y, w)
     if yy.size == 0:
-        return Interval(
-            None,
-            None,
-            None,
-            0,
-            "hajek_linearized",
-            sum_weights=0.0,
-            alpha=alpha,
-            notes=("n == 0: no rate",),
-        )
+        return _no_rate("hajek_linearized", alpha)
     r = hajek_ratio_batch(yy, ww, strata, alpha=alpha, dist=dist)
     se = float(r.se[0])
     ok = np.isfinite(se)
