@@ -52,19 +52,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with Progress(
         TextColumn("[bold]run[/bold] {task.description}"),
         BarColumn(),
-        TextColumn("{task.completed}/{task.total} dates"),
+        TextColumn("{task.completed}/{task.total} runs"),
         TimeElapsedColumn(),
         console=err,
         disable=args.quiet,
     ) as progress:
-        task = progress.add_task(dates[0], total=len(dates))
+        task = progress.add_task(dates[0], total=len(runner.plan(raw, dates)))
 
-        def advance(date: str, ok: bool) -> None:
+        def advance(step: runner.Step, ok: bool) -> None:
             if not ok:
-                err.print(f"[red]failed:[/red] {date} (see `make ui` or rerun with --verbose)")
-            progress.update(task, advance=1, description=date)
+                err.print(
+                    f"[red]failed:[/red] {step.job} {step.label} "
+                    "(see `make ui` or rerun with --verbose)"
+                )
+            progress.update(task, advance=1, description=step.label)
 
-        failed = runner.run_dates(raw, derived, dates, on_date=advance, verbose=args.verbose)
+        failed = runner.run_dates(raw, derived, dates, on_step=advance, verbose=args.verbose)
     if not args.quiet:
         summary.render(derived)
     return 1 if failed else 0

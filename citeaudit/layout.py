@@ -54,3 +54,11 @@ def codebook_versions(raw: Path) -> list[str]:
     """Codebook versions: the stems of ``codebooks/*.yaml``."""
     folder = raw / "codebooks"
     return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
+
+
+def answer_dates(raw: Path) -> list[str]:
+    """Observation dates: the ISO-dated folders under ``answers/``."""
+    folder = raw / "answers"
+    if not folder.is_dir():
+        return []
+    return sorted(c.name for c in folder.iterdir() if c.is_dir() and _is_iso_date(c.name))

@@ -1,16 +1,26 @@
-"""The Dagster code location: merges the assets, jobs and resources defined elsewhere."""
+"""The Dagster code location: merges the assets, jobs and resources defined elsewhere.
+
+Every module of the ``assets`` package is loaded, so a new stage is one new module there.
+"""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from assets import answers, archive, catalog, citations
-from pipelines.jobs import catalog_job, daily_audit
-from pipelines.resources import paths_from_env
+import assets
+from pipelines.jobs import JOBS
+from pipelines.resources import PathsResource, paths_from_env
 
-defs = dg.Definitions(
-    assets=dg.load_assets_from_modules([answers, archive, citations, catalog]),
-    jobs=[daily_audit, catalog_job],
-    resources={"paths": paths_from_env()},
-    executor=dg.in_process_executor,
-)
+
+def build_defs(paths: PathsResource) -> dg.Definitions:
+    """The project's definitions bound to one raw/derived folder pair."""
+    return dg.Definitions(
+        assets=dg.load_assets_from_package_module(assets),
+        asset_checks=dg.load_asset_checks_from_package_module(assets),
+        jobs=list(JOBS),
+        resources={"paths": paths},
+        executor=dg.in_process_executor,
+    )
+
+
+defs = build_defs(paths_from_env())

@@ -1,17 +1,27 @@
-"""Jobs: the daily audit of one observation date, and the catalog rebuild."""
+"""Jobs: the daily audit of one observation date, the judged audit of one date × codebook, and
+the catalog rebuild. Stages join a job by their asset group, so a new stage needs no edit here.
+"""
 
 from __future__ import annotations
 
 import dagster as dg
 
+# Date-partitioned stages that need no judgment: the same for every codebook.
 DAILY_GROUPS = ("ingest", "archive", "citations")
-
-daily_selection = dg.AssetSelection.groups(*DAILY_GROUPS)
+# Date × codebook stages: everything whose result depends on the codebook version.
+JUDGED_GROUPS = ("alignment", "support", "scholarly", "source_risk", "metrics", "report")
 
 daily_audit = dg.define_asset_job(
     "daily_audit",
-    selection=daily_selection,
+    selection=dg.AssetSelection.groups(*DAILY_GROUPS),
     description="Every date-partitioned asset for one observation date, in one process.",
+    executor_def=dg.in_process_executor,
+)
+
+judged_audit = dg.define_asset_job(
+    "judged_audit",
+    selection=dg.AssetSelection.groups(*JUDGED_GROUPS),
+    description="Every date × codebook asset for one observation date under one codebook.",
     executor_def=dg.in_process_executor,
 )
 
@@ -20,3 +30,5 @@ catalog_job = dg.define_asset_job(
     selection=dg.AssetSelection.groups("catalog"),
     executor_def=dg.in_process_executor,
 )
+
+JOBS = (daily_audit, judged_audit, catalog_job)

@@ -18,3 +18,22 @@ observation_date = dg.DailyPartitionsDefinition(start_date=START_DATE, end_offse
 codebook = dg.DynamicPartitionsDefinition(name="codebook")
 
 date_codebook = dg.MultiPartitionsDefinition({"date": observation_date, "codebook": codebook})
+
+
+def judged_partition(partition_key: str | dg.MultiPartitionKey) -> dict[str, str]:
+    """The hive folders of a date × codebook partition: observation_date=…/codebook=….
+
+    Every judged asset writes ``<asset>/observation_date=<date>/codebook=<version>/``, so a
+    backfill of one codebook can only replace that codebook's files.
+    """
+    keys = (
+        partition_key.keys_by_dimension
+        if isinstance(partition_key, dg.MultiPartitionKey)
+        else dict(zip(("codebook", "date"), str(partition_key).split("|"), strict=True))
+    )
+    return {"observation_date": keys["date"], "codebook": keys["codebook"]}
+
+
+def judged_key(date: str, version: str) -> dg.MultiPartitionKey:
+    """The date × codebook partition key of one observation date under one codebook."""
+    return dg.MultiPartitionKey({"date": date, "codebook": version})

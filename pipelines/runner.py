@@ -1,8 +1,10 @@
 """In-process runs of the pipeline over every date a raw folder holds (``citeaudit run``).
 
-One run of the ``daily_audit`` job per date executes every date-partitioned asset for that date
-in this process (the multiprocess executor costs seconds per step here), recorded in the Dagster
-instance under DAGSTER_HOME so ``dagster dev`` shows the runs; then ``rebuild_catalog`` runs.
+One run of the ``daily_audit`` job per date executes every date-partitioned asset for that date,
+then one run of ``judged_audit`` per answer date and codebook version executes every
+date × codebook asset, in this process (the multiprocess executor costs seconds per step
+here), recorded in the Dagster instance under DAGSTER_HOME so ``dagster dev`` shows the runs;
+then ``rebuild_catalog`` runs.
 """
 
 from __future__ import annotations
@@ -11,18 +13,27 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import dagster as dg
 
-from assets import answers, archive, catalog, citations
+from citeaudit import layout
 from citeaudit.layout import codebook_versions
-from pipelines.jobs import catalog_job, daily_audit
-from pipelines.partitions import codebook
+from pipelines.definitions import build_defs
+from pipelines.jobs import JOBS, catalog_job, daily_audit, judged_audit
+from pipelines.partitions import codebook, judged_key
 from pipelines.resources import PathsResource
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
-DAILY_ASSETS = [answers.ingest_answers, archive.captures, citations.check_citations]
+
+
+class Step(NamedTuple):
+    """One run: a label for progress output, the job, and its partition key."""
+
+    label: str
+    job: str
+    partition_key: str | dg.MultiPartitionKey
 
 
 def ensure_dagster_home() -> Path:
@@ -36,43 +47,66 @@ def ensure_dagster_home() -> Path:
     return home
 
 
+def plan(raw: Path, dates: list[str], versions: list[str] | None = None) -> list[Step]:
+    """The runs of ``citeaudit run``: the daily audit per date, then each answer date under
+    each codebook (judged stages read captures from the neighbouring crawl dates, so every
+    daily run comes first)."""
+    versions = codebook_versions(raw) if versions is None else versions
+    answer_dates = set(layout.answer_dates(raw))
+    steps = [Step(date, daily_audit.name, date) for date in dates]
+    steps += [
+        Step(f"{date} {version}", judged_audit.name, judged_key(date, version))
+        for date in dates
+        if date in answer_dates
+        for version in versions
+    ]
+    return steps
+
+
 def run_dates(
     raw: Path,
     derived: Path,
     dates: list[str],
     *,
-    on_date: Callable[[str, bool], None] | None = None,
+    versions: list[str] | None = None,
+    on_step: Callable[[Step, bool], None] | None = None,
     verbose: bool = False,
-) -> list[str]:
-    """Materialize every daily asset for each date, then the catalog; return the failed dates."""
+) -> list[Step]:
+    """Materialize the daily assets per date, the judged assets per date × codebook, then the
+    catalog; return the steps that failed."""
     ensure_dagster_home()
     run_config = {
         "loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}
     }
-    defs = dg.Definitions(
-        assets=[*DAILY_ASSETS, catalog.catalog],
-        jobs=[daily_audit, catalog_job],
-        resources={"paths": PathsResource(raw_dir=str(raw), derived_dir=str(derived))},
-    )
-    daily, rebuild = defs.resolve_job_def(daily_audit.name), defs.resolve_job_def(catalog_job.name)
-    failed: list[str] = []
+    defs = build_defs(PathsResource(raw_dir=str(raw), derived_dir=str(derived)))
+    jobs = {job.name: defs.resolve_job_def(job.name) for job in JOBS}
+    has_judged = jobs[judged_audit.name].partitions_def is not None
+    steps = [s for s in plan(raw, dates, versions) if has_judged or s.job == daily_audit.name]
+    failed: list[Step] = []
     with dg.DagsterInstance.get() as instance:
-        versions = codebook_versions(raw)
-        known = set(instance.get_dynamic_partitions(codebook.name))
-        new = [v for v in versions if v not in known]
-        if new:
-            instance.add_dynamic_partitions(codebook.name, new)
-        for date in dates:
-            result = daily.execute_in_process(
-                partition_key=date,
+        register_codebooks(instance, codebook_versions(raw))
+        for step in steps:
+            result = jobs[step.job].execute_in_process(
+                partition_key=step.partition_key,
                 instance=instance,
                 raise_on_error=False,
                 run_config=run_config,
                 tags={"citeaudit/trigger": "citeaudit run"},
             )
             if not result.success:
-                failed.append(date)
-            if on_date:
-                on_date(date, result.success)
-        rebuild.execute_in_process(instance=instance, run_config=run_config, raise_on_error=True)
+                failed.append(step)
+            if on_step:
+                on_step(step, result.success)
+        jobs[catalog_job.name].execute_in_process(
+            instance=instance, run_config=run_config, raise_on_error=True
+        )
     return failed
+
+
+def register_codebooks(instance: dg.DagsterInstance, versions: list[str]) -> list[str]:
+    """Add codebook versions not yet known to the dynamic partition; return the new ones."""
+    known = set(instance.get_dynamic_partitions(codebook.name))
+    new = [v for v in versions if v not in known]
+    if new:
+        instance.add_dynamic_partitions(codebook.name, new)
+    return new

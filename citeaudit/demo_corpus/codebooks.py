@@ -76,6 +76,8 @@ def codebook(version: str) -> dict:
         "alignment_window": {"before_days": 7, "after_days": 1},
         "tracking_params": list(TRACKING_PARAMS),
         "review_sampling": {"supported_rate": 0.1, "seed": 7},
+        "scholarly": {"title_similarity": 90, "search_similarity": 85, "year_tolerance": 1,
+                      "refresh_days": 30},
         "metrics": dict(METRICS),
     }
 

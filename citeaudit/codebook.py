@@ -1,0 +1,322 @@
+"""Versioned codebooks (``codebooks/<version>.yaml``) loaded into a typed, validated model.
+
+A codebook fixes everything a judgment-dependent number depends on: how each annotation schema's
+labels map onto seed 003's five support labels, the source-role taxonomy, review-priority
+weights, policy thresholds, high-risk domains, the temporal alignment window, tracking
+parameters, review sampling, scholarly matching thresholds and the metric definitions. Numbers
+are comparable only within one version, so a version is a partition dimension.
+
+Validation fails closed with a :class:`CodebookError` naming the file, the key path and, where
+YAML knows it, the line: unknown keys, duplicate keys (a label mapped twice), weights that do not
+sum to 1, labels outside the five, a version that disagrees with the file name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SUPPORT_LABELS = (
+    "fully_supported",
+    "partially_supported",
+    "unsupported",
+    "contradicted",
+    "unresolved",
+)
+POLICY_ACTIONS = ("PASS", "CONTEXTUALIZE", "REVIEW", "ABSTAIN")
+
+
+class CodebookError(ValueError):
+    """A codebook file that cannot be used; the message names file, key and line."""
+
+
+@dataclass(frozen=True)
+class SourceRole:
+    """One source role of seed 000 Table I and whether the answer must disclose it."""
+
+    name: str
+    requires_disclosure: bool
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Policy thresholds: CONTEXTUALIZE above a priority, REVIEW unresolved, explicit ABSTAIN."""
+
+    contextualize_above: float
+    review_unresolved: bool = True
+    abstain_rules: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class AlignmentWindow:
+    """How far before and after the reference time a capture may lie to be aligned."""
+
+    before_days: float = 7.0
+    after_days: float = 1.0
+
+
+@dataclass(frozen=True)
+class ReviewSampling:
+    """Share of supported items sampled into the review queue, and the sampling seed."""
+
+    supported_rate: float = 0.1
+    seed: int = 7
+
+
+@dataclass(frozen=True)
+class Scholarly:
+    """L3 matching thresholds (rapidfuzz scores 0-100) and the registry cache refresh age."""
+
+    title_similarity: float = 90.0
+    search_similarity: float = 85.0
+    year_tolerance: int = 1
+    refresh_days: int = 30
+
+
+@dataclass(frozen=True)
+class Codebook:
+    """One validated codebook version."""
+
+    version: str
+    description: str
+    label_maps: dict[str, dict[str, str]]
+    source_roles: dict[str, SourceRole]
+    priority_weights: dict[str, float]
+    policy: Policy
+    high_risk_domains: tuple[str, ...]
+    alignment_window: AlignmentWindow
+    tracking_params: tuple[str, ...]
+    review_sampling: ReviewSampling
+    scholarly: Scholarly
+    metrics: dict[str, str]
+    path: str = ""
+    sha256: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def map_label(self, schema: str, raw: str) -> str | None:
+        """Seed 003 label for a raw label of ``schema``; None when the codebook has no mapping."""
+        return self.label_maps.get(schema, {}).get(raw)
+
+    def is_tracking_param(self, name: str) -> bool:
+        """True when a query parameter name matches one of the tracking patterns (globs)."""
+        low = name.lower()
+        return any(fnmatch.fnmatchcase(low, pat.lower()) for pat in self.tracking_params)
+
+
+TOP_KEYS = {
+    "version", "description", "label_maps", "source_roles", "priority_weights", "policy",
+    "high_risk_domains", "alignment_window", "tracking_params", "review_sampling", "scholarly",
+    "metrics",
+}
+REQUIRED_KEYS = ("version", "label_maps", "source_roles", "priority_weights", "policy")
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses duplicate mapping keys (PyYAML keeps the last silently)."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False):
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        line = key_node.start_mark.line + 1
+        if key in seen:
+            raise CodebookError(
+                f"key {key!r} appears twice in one mapping (lines {seen[key]} and {line})"
+            )
+        seen[key] = line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping
+)
+
+
+def _fail(path: str, key: str, message: str) -> CodebookError:
+    return CodebookError(f"{path}: {key}: {message}")
+
+
+def _mapping(doc: dict, key: str, path: str, required: bool = True) -> dict:
+    value = doc.get(key)
+    if value is None and not required:
+        return {}
+    if not isinstance(value, dict):
+        raise _fail(path, key, f"expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _only(d: dict, allowed: set[str], path: str, where: str) -> None:
+    unknown = sorted(str(k) for k in d if k not in allowed)
+    if unknown:
+        raise _fail(path, where, f"unknown key(s) {', '.join(unknown)}; allowed: "
+                    f"{', '.join(sorted(allowed))}")
+
+
+def _number(value: Any, path: str, key: str, lo: float | None = None,
+            hi: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise _fail(path, key, f"expected a number, got {value!r}")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise _fail(path, key, f"{value!r} outside [{lo}, {hi}]")
+    return float(value)
+
+
+def _label_maps(doc: dict, path: str) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for schema, mapping in _mapping(doc, "label_maps", path).items():
+        key = f"label_maps.{schema}"
+        if not isinstance(mapping, dict) or not mapping:
+            raise _fail(path, key, "expected a non-empty mapping of raw label -> seed 003 label")
+        for raw, label in mapping.items():
+            if label not in SUPPORT_LABELS:
+                raise _fail(path, f"{key}.{raw}",
+                            f"{label!r} is not one of {', '.join(SUPPORT_LABELS)}")
+        out[str(schema)] = {str(k): str(v) for k, v in mapping.items()}
+    return out
+
+
+def _weights(doc: dict, path: str) -> dict[str, float]:
+    raw = _mapping(doc, "priority_weights", path)
+    weights = {str(k): _number(v, path, f"priority_weights.{k}", 0.0, 1.0)
+               for k, v in raw.items()}
+    total = math.fsum(weights.values())
+    if not weights or abs(total - 1.0) > 1e-9:
+        raise _fail(path, "priority_weights", f"weights must sum to 1, they sum to {total!r}")
+    return weights
+
+
+def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
+    """Check a parsed codebook document and build the typed model (``path`` for messages)."""
+    if not isinstance(doc, dict):
+        raise CodebookError(f"{path}: expected a mapping at the top level")
+    _only(doc, TOP_KEYS, path, "(top level)")
+    for key in REQUIRED_KEYS:
+        if key not in doc:
+            raise _fail(path, key, "required key is missing")
+    name = doc["version"]
+    if not isinstance(name, str) or not name:
+        raise _fail(path, "version", f"expected a non-empty string, got {name!r}")
+    if version is not None and name != version:
+        raise _fail(path, "version", f"{name!r} does not match the file name {version!r}")
+
+    roles = {}
+    for role, spec in _mapping(doc, "source_roles", path).items():
+        spec = spec or {}
+        if not isinstance(spec, dict):
+            raise _fail(path, f"source_roles.{role}", "expected a mapping")
+        _only(spec, {"requires_disclosure"}, path, f"source_roles.{role}")
+        disclose = spec.get("requires_disclosure", False)
+        if not isinstance(disclose, bool):
+            raise _fail(path, f"source_roles.{role}.requires_disclosure", "expected true/false")
+        roles[str(role)] = SourceRole(str(role), disclose)
+
+    pol = _mapping(doc, "policy", path)
+    _only(pol, {"contextualize_above", "review_unresolved", "abstain_rules"}, path, "policy")
+    if "contextualize_above" not in pol:
+        raise _fail(path, "policy.contextualize_above", "required key is missing")
+    rules = pol.get("abstain_rules") or []
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        raise _fail(path, "policy.abstain_rules", "expected a list of mappings")
+    review = pol.get("review_unresolved", True)
+    if review is not True:
+        raise _fail(path, "policy.review_unresolved",
+                    "every unresolved tuple goes to REVIEW; this cannot be switched off")
+    policy = Policy(_number(pol["contextualize_above"], path, "policy.contextualize_above",
+                            0.0, 1.0), True, tuple(rules))
+
+    win = _mapping(doc, "alignment_window", path, required=False)
+    _only(win, {"before_days", "after_days"}, path, "alignment_window")
+    window = AlignmentWindow(
+        _number(win.get("before_days", 7), path, "alignment_window.before_days", 0.0),
+        _number(win.get("after_days", 1), path, "alignment_window.after_days", 0.0),
+    )
+
+    samp = _mapping(doc, "review_sampling", path, required=False)
+    _only(samp, {"supported_rate", "seed"}, path, "review_sampling")
+    seed = samp.get("seed", 7)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise _fail(path, "review_sampling.seed", f"expected an integer, got {seed!r}")
+    sampling = ReviewSampling(
+        _number(samp.get("supported_rate", 0.1), path, "review_sampling.supported_rate",
+                0.0, 1.0), seed)
+
+    sch = _mapping(doc, "scholarly", path, required=False)
+    _only(sch, {"title_similarity", "search_similarity", "year_tolerance", "refresh_days"},
+          path, "scholarly")
+    defaults = Scholarly()
+    scholarly = Scholarly(
+        _number(sch.get("title_similarity", defaults.title_similarity), path,
+                "scholarly.title_similarity", 0.0, 100.0),
+        _number(sch.get("search_similarity", defaults.search_similarity), path,
+                "scholarly.search_similarity", 0.0, 100.0),
+        int(_number(sch.get("year_tolerance", defaults.year_tolerance), path,
+                    "scholarly.year_tolerance", 0.0)),
+        int(_number(sch.get("refresh_days", defaults.refresh_days), path,
+                    "scholarly.refresh_days", 0.0)),
+    )
+
+    def _strings(key: str) -> tuple[str, ...]:
+        value = doc.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _fail(path, key, "expected a list of strings")
+        return tuple(value)
+
+    metrics = _mapping(doc, "metrics", path, required=False)
+    return Codebook(
+        version=name,
+        description=str(doc.get("description") or ""),
+        label_maps=_label_maps(doc, path),
+        source_roles=roles,
+        priority_weights=_weights(doc, path),
+        policy=policy,
+        high_risk_domains=_strings("high_risk_domains"),
+        alignment_window=window,
+        tracking_params=_strings("tracking_params"),
+        review_sampling=sampling,
+        scholarly=scholarly,
+        metrics={str(k): str(v) for k, v in metrics.items()},
+        path=path,
+    )
+
+
+def load(path: Path) -> Codebook:
+    """Load and validate ``codebooks/<version>.yaml``; the version must match the file stem."""
+    import hashlib
+
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CodebookError(f"{path}: cannot read: {exc.strerror}") from exc
+    try:
+        doc = yaml.load(data.decode("utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe subclass)
+    except CodebookError as exc:
+        raise CodebookError(f"{path}: {exc}") from exc
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise CodebookError(f"{path}: not valid YAML: {exc}") from exc
+    book = validate(doc, str(path), version=path.stem)
+    return _with(book, sha256=hashlib.sha256(data).hexdigest())
+
+
+def _with(book: Codebook, **changes: Any) -> Codebook:
+    from dataclasses import replace
+
+    return replace(book, **changes)
+
+
+def load_version(raw: Path, version: str) -> Codebook:
+    """The codebook ``version`` of a raw folder; a clear error when it does not exist."""
+    path = Path(raw) / "codebooks" / f"{version}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in (Path(raw) / "codebooks").glob("*.yaml"))
+        raise CodebookError(
+            f"{path}: codebook version {version!r} does not exist "
+            f"(known: {', '.join(known) or 'none'})"
+        )
+    return load(path)
