@@ -1,0 +1,19 @@
+-- Purpose: units of the full-support rate (seed 003): every adjudicated claim-citation pair;
+-- fully_supported = 1; partially_supported, unsupported, contradicted = 0 (in the
+-- denominator, never the numerator); unresolved = unresolved, reported beside.
+-- Grain: one row per (claim_id, citation_id). Inputs: support_labels, answers (strata).
+SELECT
+    'full_support_rate' AS metric,
+    s.claim_id || '/' || s.citation_id AS unit_id,
+    a.answer_id,
+    a.engine,
+    a.domain,
+    a.risk_band,
+    a.inclusion_prob,
+    CASE
+        WHEN s.label = 'fully_supported' THEN 1.0
+        WHEN s.label IN ('partially_supported', 'unsupported', 'contradicted') THEN 0.0
+    END AS y,
+    coalesce(s.label, 'no_label') AS category
+FROM support_labels AS s
+JOIN answers AS a USING (answer_id)
