@@ -64,8 +64,12 @@ def index_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str, str
     }
 
 
-def headline(rows: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """(metric columns, [(engine, cells)]) for every engine plus 'all engines'."""
+def headline_rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[tuple[str, dict | None]]]]:
+    """[(engine label, [(metric, row or None)])] for every engine, then 'all engines'.
+
+    A metric whose input is missing has one overall ``input_missing`` row; every engine's
+    cell shows it, so the reader sees why there is no number.
+    """
     idx = index_rows(rows)
     engines = sorted({r["engine"] for r in rows if r["level"] == "engine"})
     out = []
@@ -74,12 +78,19 @@ def headline(rows: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, lis
         cells = []
         for m in HEADLINE:
             row = idx.get((m, level, engine, "all", "all"))
-            if row is None and level == "engine":
-                missing = idx.get((m, "overall", "all", "all", "all"))
-                row = missing if missing and missing.get("status") == "input_missing" else None
-            cells.append(fmt_cell(row))
+            if row is None:
+                overall = idx.get((m, "overall", "all", "all", "all"))
+                if overall and overall.get("status") == "input_missing":
+                    row = overall
+            cells.append((m, row))
         out.append(("all engines" if engine == "all" else engine, cells))
-    return list(HEADLINE), out
+    return out
+
+
+def headline(rows: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """(metric columns, [(engine, formatted cells)]) for every engine plus 'all engines'."""
+    table = [(engine, [fmt_cell(r) for _, r in cells]) for engine, cells in headline_rows(rows)]
+    return list(HEADLINE), table
 
 
 def _md_cell(text: str) -> str:
