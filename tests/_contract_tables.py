@@ -150,3 +150,47 @@ def write_omission(derived: Path, endpoints: dict[str, tuple[int | None, str]], 
         ("source_role", pa.string()), ("I", i8), ("A", i8), ("M", i8), ("D", i8),
         ("r_o", i8), ("priority", pa.float64()), ("policy_action", pa.string())]),
         date, version)
+
+
+PAYLOAD = ('<script>window.__pwned = "script"</script>'
+           '<img src=x onerror="window.__pwned = \'img\'">')
+
+
+def write_codebook(raw: Path, version: str = VERSION, description: str | None = None) -> Path:
+    """The demo codebook ``version`` under ``raw/codebooks``, with an optional description."""
+    import yaml
+
+    from citeaudit.demo_corpus import codebooks
+
+    doc = codebooks.codebook(version)
+    if description is not None:
+        doc["description"] = description
+    folder = raw / "codebooks"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{version}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def planted_world(raw: Path, derived: Path, dates: tuple[str, ...] = (DATE, "2026-11-02"),
+                  *, with_omission: bool = True) -> None:
+    """Two dates of contract tables with XSS payloads planted in a cited page title, an
+    omission source URL and the codebook description (every place the report shows data)."""
+    write_codebook(raw, VERSION, "Planted codebook " + PAYLOAD)
+    answers = answer_rows(24)
+    ids = [a["answer_id"] for a in answers]
+    for k, date in enumerate(dates):
+        write_daily(derived, answers, date=date, worthy={"a01": None}, uncited={"a03"},
+                    rejected={"a05": "missing_citation"}, tokens={"a07": None},
+                    rejected_lines=1, titles={"a02": "Title " + PAYLOAD})
+        states = ("pass", "pass", "dead", "changed", "pass", "unknown")
+        write_existence(derived, {i: states[(j + k) % 6] for j, i in enumerate(ids)
+                                  if i != "a03"}, date=date)
+        labels = ("fully_supported", "fully_supported", "partially_supported", "unsupported",
+                  "contradicted", "unresolved")
+        write_support(derived, {i: labels[(j + k) % 6] for j, i in enumerate(ids)
+                                if i != "a03"}, date=date)
+        if with_omission:
+            write_omission(derived, {i: ((1, "CONTEXTUALIZE"), (0, "PASS"), (None, "REVIEW"),
+                                         (0, "PASS"))[j % 4] for j, i in enumerate(ids)},
+                           date=date, urls={"a00": "https://evil.example/" + PAYLOAD})
