@@ -109,11 +109,15 @@ def write_existence(derived: Path, states: dict[str, str], *, date: str = DATE,
 
 
 def write_support(derived: Path, labels: dict[str, str], *, date: str = DATE,
-                  version: str = VERSION) -> None:
-    """support_labels (+ review_queue of the unresolved pairs): answer id -> label."""
+                  version: str = VERSION, claim_level: dict[str, str] | None = None) -> None:
+    """support_labels (+ review_queue, annotation_agreement): answer id -> label of its pair;
+    ``claim_level`` adds claim-level rows (citation_id null) for some answers' claims."""
     rows = [{"answer_id": aid, "claim_id": "c" + aid[1:], "citation_id": "t" + aid[1:],
              "label": lab, "n_judgments": 2, "tie": lab == "unresolved",
              "queued": lab != "fully_supported"} for aid, lab in labels.items()]
+    rows += [{"answer_id": aid, "claim_id": "c" + aid[1:], "citation_id": None, "label": lab,
+              "n_judgments": 2, "tie": False, "queued": False}
+             for aid, lab in (claim_level or {}).items()]
     _write(derived, "support_labels", rows, pa.schema([
         ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
         ("label", pa.string()), ("n_judgments", pa.int32()), ("tie", pa.bool_()),
@@ -124,11 +128,27 @@ def write_support(derived: Path, labels: dict[str, str], *, date: str = DATE,
     _write(derived, "review_queue", queue, pa.schema([
         ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
         ("reason", pa.string())]), date, version)
-    agreement = [{"stratum": "all", "statistic": "krippendorff_alpha", "annotator_a": None,
-                  "annotator_b": None, "value": 0.71, "n": len(rows)}]
+    agreement = [
+        {"stratum": "overall", "statistic": "krippendorff_alpha", "annotator_a": None,
+         "annotator_b": None, "label_a": None, "label_b": None, "value": 0.71,
+         "n": len(rows), "note": None},
+        {"stratum": "engine=alpha", "statistic": "krippendorff_alpha", "annotator_a": None,
+         "annotator_b": None, "label_a": None, "label_b": None, "value": None, "n": 0,
+         "note": "undefined: no item has two or more human judgments"},
+        {"stratum": "overall", "statistic": "cohen_kappa", "annotator_a": "ann-1",
+         "annotator_b": "ann-2", "label_a": None, "label_b": None, "value": 0.64,
+         "n": len(rows), "note": None},
+        {"stratum": "overall", "statistic": "confusion", "annotator_a": "grader-x",
+         "annotator_b": "adjudicated_human", "label_a": "fully_supported",
+         "label_b": "unsupported", "value": 3.0, "n": 3, "note": None},
+        {"stratum": "overall", "statistic": "grader_agreement", "annotator_a": "grader-x",
+         "annotator_b": "adjudicated_human", "label_a": None, "label_b": None, "value": 0.8,
+         "n": 15, "note": None},
+    ]
     _write(derived, "annotation_agreement", agreement, pa.schema([
         ("stratum", pa.string()), ("statistic", pa.string()), ("annotator_a", pa.string()),
-        ("annotator_b", pa.string()), ("value", pa.float64()), ("n", pa.int64())]),
+        ("annotator_b", pa.string()), ("label_a", pa.string()), ("label_b", pa.string()),
+        ("value", pa.float64()), ("n", pa.int64()), ("note", pa.string())]),
         date, version)
 
 

@@ -189,6 +189,27 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
                 assert r["ci_low"] <= r["estimate"] <= r["ci_high"]
 
 
+def test_recall_prefers_claim_level_rows_and_pairs_ignore_them(tmp_path: Path) -> None:
+    """A claim-level support row (citation_id null) decides the claim for recall; it is not a
+    claim-citation pair, so full-support and precision never count it."""
+    answers = answer_rows(6)
+    write_daily(tmp_path, answers)
+    pairs = {"a00": "fully_supported", "a01": "unsupported", "a02": "unresolved",
+             "a03": "partially_supported"}
+    write_support(tmp_path, pairs, claim_level={"a01": "fully_supported",
+                                                 "a03": "contradicted", "a04": "unsupported"})
+    rows = compute_partition(tmp_path, DATE, VERSION).table.to_pylist()
+    full = row(rows, "full_support_rate")
+    assert (full["numerator"], full["denominator"], full["unresolved"]) == (1, 3, 1)
+    rec = row(rows, "citation_recall")
+    # a00 fully (pair), a01 fully (claim row wins), a02 unresolved, a03 contradicted,
+    # a04 unsupported (claim row, no pair), a05 cited but not reviewed
+    assert (rec["numerator"], rec["denominator"], rec["unresolved"]) == (2, 4, 2)
+    assert json.loads(rec["breakdown"]) == {"fully_supported": 2, "unresolved": 1,
+                                            "contradicted": 1, "unsupported": 1,
+                                            "not_reviewed": 1}
+
+
 def test_metrics_are_deterministic_and_follow_new_inputs(tmp_path: Path) -> None:
     answers = answer_rows(12)
     write_daily(tmp_path, answers)

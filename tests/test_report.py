@@ -93,6 +93,9 @@ def test_report_is_self_contained_escaped_and_linked(built) -> None:
                     "Omission findings and policy actions", "Review queue",
                     "Annotator agreement", "Trend over observation dates"):
         assert section in html
+    # agreement as the support stage wrote it, undefined statistics with their reason
+    assert "Krippendorff&#39;s alpha" in html and ">0.710<" in html and ">0.640<" in html
+    assert "undefined: no item has two or more human judgments" in html
     # the trend spans both dates of the codebook
     assert f"{DATES[0]}, {DATES[1]}" in html
 

@@ -163,6 +163,23 @@ def _trend(trend: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]
     return dates, plots
 
 
+def _agreement(rows: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """Agreement rows split for display: alpha per stratum; kappa, grader agreement and the
+    grader confusion counts of the overall stratum (other strata are counted, not listed)."""
+    if rows is None:
+        return None
+    overall = [r for r in rows if r["stratum"] == "overall"]
+    shown = {
+        "alpha": [r for r in rows if r["statistic"] == "krippendorff_alpha"],
+        "kappa": [r for r in overall if r["statistic"] == "cohen_kappa"],
+        "grader": [r for r in rows if r["statistic"] == "grader_agreement"],
+        "confusion": [r for r in overall if r["statistic"] == "confusion"],
+    }
+    shown["other"] = len(rows) - sum(len(v) for v in shown.values())
+    shown["empty"] = not rows
+    return shown
+
+
 def _query_or_none(con: duckdb.DuckDBPyConnection, names: set[str], need: tuple[str, ...],
                    sql: str, params: dict[str, Any] | None = None) -> list[dict] | None:
     if any(n not in names for n in need):
@@ -233,7 +250,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
                              "Policy actions of source-risk tuples by engine"),
         "omissions": omissions, "l1_findings": l1_findings,
         "queue": queue, "queue_total": sum(q["n"] for q in queue) if queue else 0,
-        "agreement": agreement,
+        "agreement": _agreement(agreement),
         "trend_dates": dates, "trend_plots": trend_plots,
         "rows": [{**r, "cell": _cell(r, r["metric"])} for r in rows],
         "definitions": [{"m": m, "codebook_text": (codebook_metrics or {}).get(m.name)}

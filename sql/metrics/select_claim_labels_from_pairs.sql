@@ -1,17 +1,36 @@
--- Purpose: a claim-level support label from the adjudicated pairs, for citation recall when
--- no claim_support table exists: the claim's citations taken together fully support it when
--- any pair is fully_supported; else unresolved when any pair is unresolved (it might be
--- supported); else the worst resolved label (contradicted > unsupported > partial).
--- Grain: one row per claim_id with at least one adjudicated pair. Input: support_labels.
+-- Purpose: a claim-level support label for citation recall, when no claim_support table
+-- exists: a claim-level row of support_labels (citation_id null: the claim judged against its
+-- citations together) wins; otherwise the pairs decide: the citations together fully support
+-- the claim when any pair is fully_supported; else unresolved when any pair is unresolved (it
+-- might be supported); else the worst resolved label (contradicted > unsupported > partial).
+-- Grain: one row per claim_id with at least one adjudicated row. Input: support_labels.
+WITH claim_level AS (
+    SELECT claim_id, min(label) AS label, count(DISTINCT label) AS n_labels
+    FROM support_labels
+    WHERE citation_id IS NULL
+    GROUP BY claim_id
+),
+pairs AS (
+    SELECT
+        claim_id,
+        CASE
+            WHEN bool_or(label = 'fully_supported') THEN 'fully_supported'
+            WHEN bool_or(label NOT IN ('partially_supported', 'unsupported', 'contradicted')
+                OR label IS NULL) THEN 'unresolved'
+            WHEN bool_or(label = 'contradicted') THEN 'contradicted'
+            WHEN bool_or(label = 'unsupported') THEN 'unsupported'
+            ELSE 'partially_supported'
+        END AS label
+    FROM support_labels
+    WHERE citation_id IS NOT NULL
+    GROUP BY claim_id
+)
 SELECT
     claim_id,
     CASE
-        WHEN bool_or(label = 'fully_supported') THEN 'fully_supported'
-        WHEN bool_or(label NOT IN ('partially_supported', 'unsupported', 'contradicted')
-            OR label IS NULL) THEN 'unresolved'
-        WHEN bool_or(label = 'contradicted') THEN 'contradicted'
-        WHEN bool_or(label = 'unsupported') THEN 'unsupported'
-        ELSE 'partially_supported'
+        WHEN c.n_labels > 1 THEN 'unresolved'
+        ELSE coalesce(c.label, p.label)
     END AS label
-FROM support_labels
-GROUP BY claim_id
+FROM claim_level AS c
+FULL JOIN pairs AS p USING (claim_id)
+ORDER BY claim_id

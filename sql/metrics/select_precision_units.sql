@@ -1,7 +1,7 @@
 -- Purpose: units of citation precision (Liu et al. 2023, as the demo codebook defines it):
 -- a citation is precise when it fully or partially supports its claim; unsupported or
 -- contradicted = 0; unresolved pairs are reported beside the rate.
--- Grain: one row per (claim_id, citation_id). Inputs: support_labels, answers (strata).
+-- Grain: one row per (claim_id, citation_id); claim-level rows (citation_id null) are not pairs. Inputs: support_labels, answers (strata).
 SELECT
     'citation_precision' AS metric,
     s.claim_id || '/' || s.citation_id AS unit_id,
@@ -17,3 +17,4 @@ SELECT
     coalesce(s.label, 'no_label') AS category
 FROM support_labels AS s
 JOIN answers AS a USING (answer_id)
+WHERE s.citation_id IS NOT NULL

@@ -1,7 +1,7 @@
 -- Purpose: units of the full-support rate (seed 003): every adjudicated claim-citation pair;
 -- fully_supported = 1; partially_supported, unsupported, contradicted = 0 (in the
 -- denominator, never the numerator); unresolved = unresolved, reported beside.
--- Grain: one row per (claim_id, citation_id). Inputs: support_labels, answers (strata).
+-- Grain: one row per (claim_id, citation_id); claim-level rows (citation_id null) are not pairs. Inputs: support_labels, answers (strata).
 SELECT
     'full_support_rate' AS metric,
     s.claim_id || '/' || s.citation_id AS unit_id,
@@ -17,3 +17,4 @@ SELECT
     coalesce(s.label, 'no_label') AS category
 FROM support_labels AS s
 JOIN answers AS a USING (answer_id)
+WHERE s.citation_id IS NOT NULL
