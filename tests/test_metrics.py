@@ -28,7 +28,7 @@ from _contract_tables import (
 from assets.metrics import metrics as metrics_asset
 from citeaudit import cli, demo_corpus
 from citeaudit.metrics import compute_partition
-from citeaudit.stats import wilson
+from citeaudit.stats import hajek_ratio, wilson
 from pipelines.partitions import codebook, judged_key
 from pipelines.resources import PathsResource
 
@@ -64,7 +64,8 @@ def test_seed_003_example_eight_of_ten_with_unresolved_beside(tmp_path: Path) ->
     """Seed 003: 8 fully of 10 accessible reviewed pairs (1 partial, 1 unsupported) = 80%;
     2 unresolved pairs are reported beside, never in the denominator."""
     answers = [{**a, "engine": "gamma", "domain": "health", "risk_band": "high",
-                "inclusion_prob": 1.0} for a in answer_rows(12)]
+                "inclusion_prob": 1.0, "query_id": "q" + a["answer_id"]}
+               for a in answer_rows(12)]
     labels = ["fully_supported"] * 8 + ["partially_supported", "unsupported"] + [
         "unresolved"] * 2
     write_daily(tmp_path, answers)
@@ -128,9 +129,15 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
     assert r["unresolved"] == len(cited) - len(resolved)
     hajek = sum(w[i] * y[i] for i in resolved) / sum(w[i] for i in resolved)
     assert r["estimate"] == pytest.approx(hajek)
+    queries = sorted({f"q{int(i[1:]) // 2:02d}" for i in resolved})
     assert (r["method"], r["weighting"], r["cluster_by"], r["n_clusters"]) == (
-        "cluster_bootstrap", "inverse_inclusion_prob", "domain", 3)
+        "hajek_linearized", "inverse_inclusion_prob", "query", len(queries))
+    expect = hajek_ratio([y[i] for i in resolved], [w[i] for i in resolved],
+                         clusters=[int(i[1:]) // 2 for i in resolved])
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((expect.low, expect.high))
     assert 0.0 <= r["ci_low"] <= r["estimate"] <= r["ci_high"] <= 1.0
+    # beside it, the domain bootstrap (3 domains) as a sensitivity interval
+    assert 0.0 <= r["domain_bootstrap_low"] <= r["estimate"] <= r["domain_bootstrap_high"]
     assert json.loads(r["breakdown"])["no_existence_row"] == 2
 
     # a one-domain margin whose weights vary would bootstrap by answer; here weights are

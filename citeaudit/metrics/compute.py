@@ -5,10 +5,13 @@ answer) with the answer's strata and ``y`` (1/0 for a rate, a number for a mean,
 unresolved); DuckDB counts them per stratum and margin (``count_metric_strata.sql``); then
 :mod:`citeaudit.stats` gives each row its estimate and 95% interval:
 
-* unweighted metrics, and weighted rows whose units are one per answer with one design
+* unweighted metrics, and weighted rows whose units are one per query with one design
   weight: Wilson on the counts (the weighted and unweighted rates coincide);
-* other weighted rows: the Hájek ratio with weight 1/inclusion_prob and a percentile cluster
-  bootstrap (fixed seed) by domain when the row spans several domains, else by answer;
+* other weighted rows: the Hájek ratio with weight 1/inclusion_prob and its linearized
+  interval with queries as ultimate clusters (the citations, claims and engines' answers of
+  one query move together); coverage checked by simulation (tests/test_stats_coverage.py);
+  beside it, for rows that span several domains, a percentile cluster bootstrap by domain
+  (fixed seed) as a sensitivity interval: how much the rate moves when whole domains do;
 * means (tokens per served answer): the mean with a t interval.
 
 Unresolved units never enter a numerator or a denominator; they are counted beside. A metric
@@ -42,6 +45,7 @@ UNIT_SCHEMA = pa.schema(
         ("metric", pa.string()),
         ("unit_id", pa.string()),
         ("answer_id", pa.string()),
+        ("query_id", pa.string()),
         ("engine", pa.string()),
         ("domain", pa.string()),
         ("risk_band", pa.string()),
@@ -71,6 +75,8 @@ METRICS_SCHEMA = pa.schema(
         ("n_clusters", pa.int64()),
         ("n_answers", pa.int64()),
         ("sum_weights", pa.float64()),
+        ("domain_bootstrap_low", pa.float64()),
+        ("domain_bootstrap_high", pa.float64()),
         ("breakdown", pa.string()),
         ("status", pa.string()),
         ("note", pa.string()),
@@ -106,14 +112,12 @@ def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> tuple[pa.Ta
     return units, missing
 
 
-def _bootstrap(group: pd.DataFrame, by: str, reps: int, seed: int) -> Interval:
-    clusters = group[by].to_numpy()
-    return cluster_bootstrap(group["y"], 1.0 / group["inclusion_prob"], clusters, reps=reps,
-                             seed=seed)
+def _weights(group: pd.DataFrame) -> np.ndarray:
+    return 1.0 / group["inclusion_prob"].to_numpy(dtype=np.float64)
 
 
-def _interval(m: MetricDef, row: dict[str, Any], group: pd.DataFrame | None,
-              reps: int, seed: int) -> tuple[Interval, str, str | None, int | None]:
+def _interval(m: MetricDef, row: dict[str, Any], group: pd.DataFrame | None
+              ) -> tuple[Interval, str, str | None, int | None]:
     """(interval, weighting, cluster_by, n_clusters) for one counts row."""
     den = int(row["denominator"])
     if m.kind == "mean":
@@ -123,13 +127,20 @@ def _interval(m: MetricDef, row: dict[str, Any], group: pd.DataFrame | None,
     if not m.weighted:
         return wilson(num, den), "unweighted", None, None
     equal = row["min_inclusion_prob"] == row["max_inclusion_prob"]
-    if equal and int(row["n_answers"]) == den:
+    if equal and int(row["n_queries"]) == den:
         return wilson(num, den), "inverse_inclusion_prob (equal in row)", None, None
     assert group is not None
-    by = "domain" if int(row["n_domains"]) >= 2 else "answer_id"
-    n_clusters = int(group[by].nunique())
-    iv = _bootstrap(group, by, reps, seed)
-    return iv, "inverse_inclusion_prob", by.removesuffix("_id"), n_clusters
+    iv = hajek_ratio(group["y"], _weights(group), clusters=group["query_id"].to_numpy())
+    return iv, "inverse_inclusion_prob", "query", int(row["n_queries"])
+
+
+def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: pd.DataFrame | None,
+                      reps: int, seed: int) -> Interval | None:
+    """The sensitivity interval: whole domains resampled (weighted rows over >= 2 domains)."""
+    if group is None or not m.weighted or m.kind != "rate" or int(row["n_domains"]) < 2:
+        return None
+    return cluster_bootstrap(group["y"], _weights(group), group["domain"].to_numpy(),
+                             reps=reps, seed=seed)
 
 
 def _missing_rows(missing: dict[str, list[str]], date: str, version: str) -> list[dict]:
@@ -193,14 +204,18 @@ def compute(
         if idx is None and len(key) == 1:
             idx = groups[level].get(key[0])
         group = df.iloc[idx] if idx is not None else None
-        iv, weighting, cluster_by, n_clusters = _interval(m, row, group, reps, seed)
+        iv, weighting, cluster_by, n_clusters = _interval(m, row, group)
         notes = list(iv.notes)
-        if cluster_by == "domain" and n_clusters is not None and n_clusters < 20:
-            notes.append(f"only {n_clusters} domain clusters: the interval may be too narrow")
+        boot = _domain_bootstrap(m, row, group, reps, seed)
+        if boot is not None:
+            notes.append(f"domain bootstrap: {boot.notes[0]}" if boot.notes else
+                         "domain bootstrap")
         out.update(
             estimate=iv.estimate, ci_low=iv.low, ci_high=iv.high, method=iv.method,
             weighting=weighting, cluster_by=cluster_by, n_clusters=n_clusters,
             sum_weights=iv.sum_weights, status="ok", note="; ".join(notes) or None,
+            domain_bootstrap_low=boot.low if boot else None,
+            domain_bootstrap_high=boot.high if boot else None,
         )
         rows.append(out)
     rows += _missing_rows(missing, date, version)

@@ -85,7 +85,13 @@ def _cell(row: dict[str, Any] | None, metric: str) -> dict[str, Any]:
         n=row["denominator"], u=row["unresolved"],
         tip=f"numerator {num_text} ({m.numerator}); denominator {row['denominator']:,} "
             f"({m.denominator}); unresolved beside: {row['unresolved']:,}; "
-            f"method {row['method']}, weighting {row['weighting']}",
+            f"method {row['method']}, weighting {row['weighting']}"
+            + (f"; domain bootstrap [{hl.fmt_value(metric, row['domain_bootstrap_low'])}, "
+               f"{hl.fmt_value(metric, row['domain_bootstrap_high'])}]"
+               if row.get("domain_bootstrap_low") is not None else ""),
+        boot=(f"{hl.fmt_value(metric, row['domain_bootstrap_low'])}–"
+              f"{hl.fmt_value(metric, row['domain_bootstrap_high'])}"
+              if row.get("domain_bootstrap_low") is not None else None),
     )
     return cell
 

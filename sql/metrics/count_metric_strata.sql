@@ -19,6 +19,7 @@ SELECT
     (count(*) - count(y))::BIGINT AS unresolved,
     coalesce(sum(y), 0)::DOUBLE AS total,
     count(DISTINCT answer_id) FILTER (WHERE y IS NOT NULL)::BIGINT AS n_answers,
+    count(DISTINCT query_id) FILTER (WHERE y IS NOT NULL)::BIGINT AS n_queries,
     count(DISTINCT domain) FILTER (WHERE y IS NOT NULL)::BIGINT AS n_domains,
     min(inclusion_prob) FILTER (WHERE y IS NOT NULL) AS min_inclusion_prob,
     max(inclusion_prob) FILTER (WHERE y IS NOT NULL) AS max_inclusion_prob,

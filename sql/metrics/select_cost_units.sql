@@ -5,6 +5,7 @@ SELECT
     'cost_per_served_answer' AS metric,
     k.answer_id AS unit_id,
     a.answer_id,
+    a.query_id,
     a.engine,
     a.domain,
     a.risk_band,

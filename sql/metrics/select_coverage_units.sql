@@ -6,6 +6,7 @@ SELECT
     'verification_coverage' AS metric,
     c.claim_id AS unit_id,
     a.answer_id,
+    a.query_id,
     a.engine,
     a.domain,
     a.risk_band,

@@ -6,6 +6,7 @@ SELECT
     'input_rejection_rate' AS metric,
     answer_id AS unit_id,
     answer_id,
+    query_id,
     NULL::VARCHAR AS engine,
     NULL::VARCHAR AS domain,
     NULL::VARCHAR AS risk_band,
@@ -17,6 +18,7 @@ UNION ALL
 SELECT
     'input_rejection_rate',
     r.file || ':' || r.line,
+    NULL,
     NULL,
     NULL,
     NULL,

@@ -6,6 +6,7 @@ SELECT
     'metadata_not_found_rate' AS metric,
     m.citation_id AS unit_id,
     a.answer_id,
+    a.query_id,
     a.engine,
     a.domain,
     a.risk_band,

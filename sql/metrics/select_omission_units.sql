@@ -5,6 +5,7 @@ SELECT
     'omission_rate' AS metric,
     o.tuple_digest AS unit_id,
     a.answer_id,
+    a.query_id,
     a.engine,
     a.domain,
     a.risk_band,

@@ -5,6 +5,7 @@ SELECT
     'quote_found_rate' AS metric,
     p.citation_id AS unit_id,
     a.answer_id,
+    a.query_id,
     a.engine,
     a.domain,
     a.risk_band,

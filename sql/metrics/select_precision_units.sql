@@ -6,6 +6,7 @@ SELECT
     'citation_precision' AS metric,
     s.claim_id || '/' || s.citation_id AS unit_id,
     a.answer_id,
+    a.query_id,
     a.engine,
     a.domain,
     a.risk_band,

@@ -8,6 +8,7 @@ SELECT
     'citation_recall' AS metric,
     c.claim_id AS unit_id,
     a.answer_id,
+    a.query_id,
     a.engine,
     a.domain,
     a.risk_band,

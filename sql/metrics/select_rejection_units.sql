@@ -6,6 +6,7 @@ SELECT
     'fail_closed_rejection_rate' AS metric,
     k.answer_id AS unit_id,
     a.answer_id,
+    a.query_id,
     a.engine,
     a.domain,
     a.risk_band,

@@ -6,6 +6,7 @@ SELECT
     'full_support_rate' AS metric,
     s.claim_id || '/' || s.citation_id AS unit_id,
     a.answer_id,
+    a.query_id,
     a.engine,
     a.domain,
     a.risk_band,
