@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import numpy as np
@@ -112,17 +112,36 @@ def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> tuple[pa.Ta
     return units, missing
 
 
-def _weights(group: pd.DataFrame) -> np.ndarray:
-    return 1.0 / group["inclusion_prob"].to_numpy(dtype=np.float64)
+class _Units(NamedTuple):
+    """Resolved units of one row as arrays: y, design weight, query and domain codes."""
+
+    y: np.ndarray
+    w: np.ndarray
+    query: np.ndarray
+    domain: np.ndarray
+
+    def take(self, idx: np.ndarray) -> _Units:
+        return _Units(self.y[idx], self.w[idx], self.query[idx], self.domain[idx])
 
 
-def _interval(m: MetricDef, row: dict[str, Any], group: pd.DataFrame | None
+def _resolved_units(df: pd.DataFrame) -> _Units:
+    """Arrays of the resolved units; string ids become integer codes once (fast grouping)."""
+    ip = df["inclusion_prob"].to_numpy(dtype=np.float64, na_value=np.nan)
+    return _Units(
+        df["y"].to_numpy(dtype=np.float64),
+        np.where(np.isnan(ip), np.nan, 1.0 / ip),
+        pd.factorize(df["query_id"], use_na_sentinel=False)[0],
+        pd.factorize(df["domain"], use_na_sentinel=False)[0],
+    )
+
+
+def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None
               ) -> tuple[Interval, str, str | None, int | None]:
     """(interval, weighting, cluster_by, n_clusters) for one counts row."""
     den = int(row["denominator"])
     if m.kind == "mean":
         assert group is not None
-        return hajek_ratio(group["y"], np.ones(den)), "unweighted", None, None
+        return hajek_ratio(group.y, np.ones(den)), "unweighted", None, None
     num = int(round(row["total"]))
     if not m.weighted:
         return wilson(num, den), "unweighted", None, None
@@ -130,17 +149,16 @@ def _interval(m: MetricDef, row: dict[str, Any], group: pd.DataFrame | None
     if equal and int(row["n_queries"]) == den:
         return wilson(num, den), "inverse_inclusion_prob (equal in row)", None, None
     assert group is not None
-    iv = hajek_ratio(group["y"], _weights(group), clusters=group["query_id"].to_numpy())
+    iv = hajek_ratio(group.y, group.w, clusters=group.query)
     return iv, "inverse_inclusion_prob", "query", int(row["n_queries"])
 
 
-def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: pd.DataFrame | None,
+def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: _Units | None,
                       reps: int, seed: int) -> Interval | None:
     """The sensitivity interval: whole domains resampled (weighted rows over >= 2 domains)."""
     if group is None or not m.weighted or m.kind != "rate" or int(row["n_domains"]) < 2:
         return None
-    return cluster_bootstrap(group["y"], _weights(group), group["domain"].to_numpy(),
-                             reps=reps, seed=seed)
+    return cluster_bootstrap(group.y, group.w, group.domain, reps=reps, seed=seed)
 
 
 def _missing_rows(missing: dict[str, list[str]], date: str, version: str) -> list[dict]:
@@ -175,7 +193,8 @@ def compute(
     finally:
         con.unregister("metric_units")
     df = units.to_pandas()
-    df = df[df["y"].notna()]
+    df = df[df["y"].notna()].reset_index(drop=True)
+    arrays = _resolved_units(df)
     groups = {
         level: df.groupby(keys, dropna=False, sort=False).indices
         for level, keys in _GROUP_KEYS.items()
@@ -203,7 +222,7 @@ def compute(
         idx = groups[level].get(key)
         if idx is None and len(key) == 1:
             idx = groups[level].get(key[0])
-        group = df.iloc[idx] if idx is not None else None
+        group = arrays.take(idx) if idx is not None else None
         iv, weighting, cluster_by, n_clusters = _interval(m, row, group)
         notes = list(iv.notes)
         boot = _domain_bootstrap(m, row, group, reps, seed)
