@@ -267,3 +267,20 @@ def test_metrics_on_the_demo_pipeline_match_the_daily_tables(
             engines = {r["engine"] for r in rows if r["level"] == "engine"}
             assert engines == {"perplexity", "copilot", "google_ai_overview", "inhouse_rag"}
             assert np.isfinite(row(rows, "verification_coverage")["ci_low"])
+
+
+def test_a_weighted_rate_of_100_percent_keeps_an_interval(tmp_path: Path) -> None:
+    """All resolved units pass: the linearized variance is 0, so the row falls back to Wilson
+    on the effective sample size; the interval never claims certainty."""
+    answers = answer_rows(24)
+    write_daily(tmp_path, answers)
+    write_existence(tmp_path, {a["answer_id"]: "pass" for a in answers})
+    r = row(compute_partition(tmp_path, DATE, VERSION).table.to_pylist(), "existence_rate")
+    assert (r["numerator"], r["denominator"], r["estimate"]) == (24, 24, 1.0)
+    assert r["method"] == "wilson_effective_n"
+    totals = {}
+    for a in answers:
+        totals[a["query_id"]] = totals.get(a["query_id"], 0) + 1 / a["inclusion_prob"]
+    n_eff = sum(totals.values()) ** 2 / sum(v * v for v in totals.values())
+    assert r["ci_low"] == pytest.approx(n_eff / (n_eff + 1.959963984540054 ** 2))
+    assert r["ci_high"] == 1.0

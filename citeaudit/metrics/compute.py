@@ -33,7 +33,7 @@ import pyarrow as pa
 from citeaudit import duck
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import METRICS, MetricDef
-from citeaudit.stats import Interval, cluster_bootstrap, hajek_ratio, wilson
+from citeaudit.stats import Interval, cluster_bootstrap, hajek_ratio, wilson, wilson_bounds
 
 BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 20240601
@@ -150,7 +150,25 @@ def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None
         return wilson(num, den), "inverse_inclusion_prob (equal in row)", None, None
     assert group is not None
     iv = hajek_ratio(group.y, group.w, clusters=group.query)
+    if iv.estimate in (0.0, 1.0) and m.kind == "rate":
+        iv = _wilson_effective(group, iv)
     return iv, "inverse_inclusion_prob", "query", int(row["n_queries"])
+
+
+def _wilson_effective(group: _Units, hajek: Interval) -> Interval:
+    """Every unit agrees (rate 0 or 1): the linearized variance is 0 and its interval has no
+    width, which would claim certainty. Use Wilson on the effective sample size instead:
+    Kish's (sum W)^2 / sum W^2 over the query totals W of the weights (a query's units move
+    together, so the query is the unit of information)."""
+    totals = np.bincount(group.query, weights=group.w)
+    totals = totals[totals > 0]
+    n_eff = float(totals.sum() ** 2 / (totals**2).sum())
+    k = hajek.estimate * n_eff
+    low, high = wilson_bounds(np.array([k]), np.array([n_eff]), hajek.alpha)
+    note = (f"all units agree: Wilson on the effective sample size {n_eff:.1f} "
+            "(Kish, over queries) instead of a zero-width linearized interval")
+    return Interval(hajek.estimate, float(low[0]), float(high[0]), hajek.n, "wilson_effective_n",
+                    hajek.sum_weights, hajek.alpha, None, (note,))
 
 
 def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: _Units | None,

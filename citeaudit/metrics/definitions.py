@@ -89,7 +89,9 @@ METRICS: tuple[MetricDef, ...] = (
         "verification-worthy claims that are uncited (count as not supported) or whose "
         "reviewed citations resolve the claim",
         "claims whose worthiness is unknown, cited claims with no reviewed pair, and claims "
-        "whose best reviewed label is unresolved",
+        "whose best reviewed label is unresolved. When only a sample of pairs is reviewed, "
+        "uncited claims are always resolved and cited ones only when reviewed, so the rate "
+        "leans low: read it with its unresolved count and the coverage metric",
     ),
     MetricDef(
         "verification_coverage",
@@ -197,6 +199,9 @@ METHODS: dict[str, str] = {
     "query's citations, claims and answers from several engines move together). Coverage of "
     "the clustered interval checked by simulation (2,000 samples, 93.5-96.5%). For tokens "
     "per served answer: the plain mean with a t interval.",
+    "wilson_effective_n": "For a weighted rate where every unit agrees (0% or 100%), where the "
+    "linearized interval has no width: Wilson on the effective sample size, Kish's "
+    "(ΣW)²/ΣW² over the queries' weight totals W.",
     "domain_bootstrap": "Sensitivity interval beside weighted rates that span several domains: "
     "percentile cluster bootstrap resampling whole domains (2,000 replicates, fixed seed). It "
     "shows how far the rate moves when the domain mix does; with few domains it is unstable "
