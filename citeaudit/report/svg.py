@@ -110,7 +110,8 @@ def stacked_bars(bars: list[tuple[str, dict[str, int]]], *, title: str,
     left, right, top, row_h = 190, 24, 10, 24
     cats = list(order) + sorted({c for _, b in bars for c in b} - set(order))
     cats = [c for c in cats if any(b.get(c) for _, b in bars)]
-    legend_rows = (len(cats) + 3) // 4
+    per_row = 3  # legend entries per line: room for "partially_supported"
+    legend_rows = (len(cats) + per_row - 1) // per_row
     height = top + row_h * max(1, len(bars)) + 18 * legend_rows + 16
     plot_w = width - left - right
     colour = {c: CATEGORY_COLOURS.get(c, PALETTE[i % len(PALETTE)]) for i, c in enumerate(cats)}
@@ -138,8 +139,8 @@ def stacked_bars(bars: list[tuple[str, dict[str, int]]], *, title: str,
             x0 += w
     ly = top + row_h * max(1, len(bars)) + 8
     for i, c in enumerate(cats):
-        lx = left + (i % 4) * (plot_w / 4)
-        yy = ly + 18 * (i // 4)
+        lx = left + (i % per_row) * (plot_w / per_row)
+        yy = ly + 18 * (i // per_row)
         parts.append(f'<rect x="{lx:.1f}" y="{yy}" width="10" height="10" '
                      f'fill="{colour[c]}"/><text x="{lx + 14:.1f}" y="{yy + 9}">{_e(c)}</text>')
     parts.append("</svg>")
