@@ -178,13 +178,16 @@ def trend_plot(series: dict[str, list[tuple[str, float | None, float | None, flo
     for d in dates:
         parts.append(f'<text x="{xs[d]:.1f}" y="{height - 20}" text-anchor="middle" '
                      f'fill="#555">{_e(d)}</text>')
-    for i, (name, pts) in enumerate(sorted(series.items())):
-        colour = PALETTE[i % len(PALETTE)]
+    names = sorted(series, key=lambda n: (n != "all engines", n))  # the margin first, in black
+    for i, name in enumerate(names):
+        pts = series[name]
+        colour = "#111111" if name == "all engines" else PALETTE[(i - 1) % len(PALETTE)]
         known = [(d, e, lo, hi) for d, e, lo, hi in pts if e is not None and d in xs]
         if len(known) > 1:
             path = " ".join(f"{xs[d]:.1f},{y(e):.1f}" for d, e, _, _ in known)
+            stroke = 3 if name == "all engines" else 2
             parts.append(f'<polyline class="mark" points="{path}" fill="none" '
-                         f'stroke="{colour}" stroke-width="2"/>')
+                         f'stroke="{colour}" stroke-width="{stroke}"/>')
         for d, e, lo, hi in known:
             tip = _e(f"{name} {d}: {_fmt(e, percent)}" + (
                 f" [{_fmt(lo, percent)}, {_fmt(hi, percent)}]" if lo is not None
