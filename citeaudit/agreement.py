@@ -12,7 +12,6 @@ is a row with ``value`` NULL and a ``note`` saying why, never a zero.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import krippendorff
@@ -41,105 +40,95 @@ def _row(stratum: str, statistic: str, value: float | None, n: int, note: str | 
             "label_a": la, "label_b": lb, "value": value, "n": n, "note": note}
 
 
-def _alpha(stratum: str, human: list[dict]) -> dict:
-    items = sorted({r["item"] for r in human})
-    coders = sorted({r["annotator_id"] for r in human})
-    per_item: dict[str, int] = {}
-    for r in human:
-        per_item[r["item"]] = per_item.get(r["item"], 0) + 1
-    pairable = sum(1 for c in per_item.values() if c >= 2)
-    if pairable == 0:
-        return _row(stratum, "krippendorff_alpha", None, 0,
-                    "undefined: no item has two or more human judgments")
-    col = {it: j for j, it in enumerate(items)}
-    row = {c: i for i, c in enumerate(coders)}
-    data = np.full((len(coders), len(items)), np.nan)
-    for r in human:
-        data[row[r["annotator_id"]], col[r["item"]]] = CODE[r["label"]]
-    if len({r["label"] for r in human}) < 2:
-        return _row(stratum, "krippendorff_alpha", None, pairable,
-                    "undefined: every human judgment has the same label")
-    value = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal",
-                               value_domain=list(range(len(SUPPORT_LABELS))))
-    return _row(stratum, "krippendorff_alpha", float(value), pairable,
-                "n = items with two or more human judgments")
-
-
-def _kappas(stratum: str, human: list[dict]) -> list[dict]:
-    by_coder: dict[str, dict[str, str]] = {}
-    for r in human:
-        by_coder.setdefault(r["annotator_id"], {})[r["item"]] = r["label"]
-    out = []
-    for a, b in itertools.combinations(sorted(by_coder), 2):
-        shared = sorted(set(by_coder[a]) & set(by_coder[b]))
-        if not shared:
+def _alphas(units: pa.Table) -> dict[str, dict]:
+    """Alpha per stratum from (stratum, unit, code, votes), as value counts per unit."""
+    out: dict[str, dict] = {}
+    strata = units.column("stratum").to_numpy(zero_copy_only=False)
+    unit = units.column("unit").to_numpy()
+    codes = units.column("code").to_numpy()
+    votes = units.column("votes").to_numpy()
+    bounds = np.flatnonzero(strata[1:] != strata[:-1]) + 1 if len(strata) else []
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(strata)], strict=True):
+        if hi <= lo:
             continue
-        table = np.zeros((len(SUPPORT_LABELS), len(SUPPORT_LABELS)))
-        for it in shared:
-            table[CODE[by_coder[a][it]], CODE[by_coder[b][it]]] += 1
-        used = sorted(set(np.nonzero(table.sum(0) + table.sum(1))[0]))
-        sub = table[np.ix_(used, used)]
-        if len(used) < 2:
-            out.append(_row(stratum, "cohen_kappa", None, len(shared),
-                            "undefined: both annotators used a single label", a, b))
+        name = str(strata[lo])
+        counts = np.zeros((int(unit[lo:hi].max()) + 1, len(SUPPORT_LABELS)))
+        np.add.at(counts, (unit[lo:hi], codes[lo:hi]), votes[lo:hi])
+        pairable = int((counts.sum(1) >= 2).sum())
+        if pairable == 0:
+            out[name] = _row(name, "krippendorff_alpha", None, 0,
+                             "undefined: no item has two or more human judgments")
             continue
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = float(cohens_kappa(sub, return_results=False))
-        out.append(_row(stratum, "cohen_kappa", value, len(shared), None, a, b))
+        if int((counts[counts.sum(1) >= 2].sum(0) > 0).sum()) < 2:
+            out[name] = _row(name, "krippendorff_alpha", None, pairable,
+                             "undefined: every paired human judgment has the same label")
+            continue
+        value = krippendorff.alpha(value_counts=counts, level_of_measurement="nominal")
+        out[name] = _row(name, "krippendorff_alpha", float(value), pairable,
+                         "n = items with two or more human judgments")
     return out
 
 
-def _confusion(stratum: str, graders: list[dict], gold: dict[str, str]) -> list[dict]:
-    out = []
-    by_grader: dict[str, list[tuple[str, str]]] = {}
-    for r in graders:
-        if r["item"] in gold:
-            by_grader.setdefault(r["grader"], []).append((r["label"], gold[r["item"]]))
-    for grader, pairs in sorted(by_grader.items()):
-        counts: dict[tuple[str, str], int] = {}
-        for pair in pairs:
-            counts[pair] = counts.get(pair, 0) + 1
-        for (la, lb), c in sorted(counts.items(), key=lambda kv: (CODE[kv[0][0]],
-                                                                  CODE[kv[0][1]])):
-            out.append(_row(stratum, "confusion", float(c), c, None, grader, HUMAN_GOLD, la, lb))
-        agree = sum(c for (la, lb), c in counts.items() if la == lb)
-        out.append(_row(stratum, "grader_agreement", agree / len(pairs), len(pairs),
-                        "share of items where the grader matches the adjudicated human label",
-                        grader, HUMAN_GOLD))
+def _kappas(pairs: pa.Table) -> dict[str, list[dict]]:
+    """Cohen's kappa per stratum and annotator pair from the pair contingency counts."""
+    out: dict[str, list[dict]] = {}
+    tables: dict[tuple[str, str, str], np.ndarray] = {}
+    for r in pairs.to_pylist():  # one row per non-empty contingency cell: small
+        key = (r["stratum"], r["annotator_a"], r["annotator_b"])
+        t = tables.setdefault(key, np.zeros((len(SUPPORT_LABELS), len(SUPPORT_LABELS))))
+        t[CODE[r["label_a"]], CODE[r["label_b"]]] += r["n"]
+    for (name, a, b), table in sorted(tables.items()):
+        n = int(table.sum())
+        used = sorted(set(np.nonzero(table.sum(0) + table.sum(1))[0]))
+        if len(used) < 2:
+            row = _row(name, "cohen_kappa", None, n,
+                       "undefined: both annotators used a single label", a, b)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = float(cohens_kappa(table[np.ix_(used, used)], return_results=False))
+            row = _row(name, "cohen_kappa", value, n, None, a, b)
+        out.setdefault(name, []).append(row)
+    return out
+
+
+def _confusion(cells: pa.Table) -> dict[str, list[dict]]:
+    """Confusion counts and agreement share per stratum and grader."""
+    out: dict[str, list[dict]] = {}
+    by: dict[tuple[str, str], list[dict]] = {}
+    for r in cells.to_pylist():
+        by.setdefault((r["stratum"], r["grader"]), []).append(r)
+    for (name, grader), rows in sorted(by.items()):
+        rows.sort(key=lambda r: (CODE[r["label_a"]], CODE[r["label_b"]]))
+        part = out.setdefault(name, [])
+        part.extend(_row(name, "confusion", float(r["n"]), r["n"], None, grader, HUMAN_GOLD,
+                         r["label_a"], r["label_b"]) for r in rows)
+        total = sum(r["n"] for r in rows)
+        agree = sum(r["n"] for r in rows if r["label_a"] == r["label_b"])
+        part.append(_row(name, "grader_agreement", agree / total, total,
+                         "share of items where the grader matches the adjudicated human label",
+                         grader, HUMAN_GOLD))
     return out
 
 
 def agreement(judgments: pa.Table, labels: pa.Table) -> pa.Table:
     """annotation_agreement of one partition from support_judgments and support_labels.
 
-    Items are (claim, citation, atom). Gold for the grader comparison is the adjudicated human
-    label of single-atom items that were not tied and not judged by a grader alone.
+    Items are (claim, citation, atom). Counting is SQL (sql/support/); the statistics are
+    computed from the counts, per stratum: overall first, then engines and domains.
     """
     con = duck.connect()
     con.register("j", judgments)
     con.register("l", labels)
-    rows = con.sql("""
-        SELECT j.claim_id || '|' || coalesce(j.citation_id, '') || '|' || coalesce(j.atom_id, '')
-                AS item,
-            j.annotator_id, j.grader, j.is_human, j.label,
-            coalesce(l.engine, 'unknown') AS engine, coalesce(l.domain, 'unknown') AS domain,
-            l.label AS gold, l.tie, l.basis, l.n_atoms
-        FROM j JOIN l ON l.claim_id = j.claim_id
-            AND coalesce(l.citation_id, '') = coalesce(j.citation_id, '')
-        ORDER BY item, j.annotator_id
-    """).to_arrow_table().to_pylist()
-    strata: dict[str, list[dict]] = {"overall": rows}
-    for r in rows:
-        strata.setdefault(f"engine={r['engine']}", []).append(r)
-        strata.setdefault(f"domain={r['domain']}", []).append(r)
+    duck.create_table(con, "agreement_rows", "support/select_agreement_rows")
+    alphas = _alphas(duck.query(con, "support/count_unit_votes",
+                                {"labels": list(SUPPORT_LABELS)}))
+    kappas = _kappas(duck.query(con, "support/count_annotator_pairs"))
+    confusion = _confusion(duck.query(con, "support/count_grader_confusion"))
+    strata = [r[0] for r in con.sql("SELECT DISTINCT stratum FROM agreement_rows").fetchall()]
     out: list[dict] = []
     for name in sorted(strata, key=lambda s: (s != "overall", s)):
-        part = strata[name]
-        human = [r for r in part if r["is_human"]]
-        graders = [r for r in part if not r["is_human"]]
-        gold = {r["item"]: r["gold"] for r in human
-                if not r["tie"] and r["basis"] == "human" and r["n_atoms"] == 1}
-        out.append(_alpha(name, human))
-        out.extend(_kappas(name, human))
-        out.extend(_confusion(name, graders, gold))
+        out.append(alphas.get(name) or _row(name, "krippendorff_alpha", None, 0,
+                                            "undefined: no human judgment in this stratum"))
+        out.extend(kappas.get(name, []))
+        out.extend(confusion.get(name, []))
     return pa.Table.from_pylist(out, schema=SCHEMA)
