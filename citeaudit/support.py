@@ -146,7 +146,7 @@ def read_annotations(raw: Path) -> AnnotationFiles:
             defects.append({"file": rel, "line": 1, "field": missing[0],
                             "reason": "missing_column",
                             "detail": "file lacks column(s) " + ", ".join(missing),
-                            "raw": ",".join(table.column_names)})
+                            "raw": ",".join(table.column_names[:-1])})  # minus "line"
             continue
         n = table.num_rows
         cols = {"file": pa.array([rel] * n, pa.string()), "line": table.column("line"),
@@ -204,16 +204,16 @@ def default_schema(book: Codebook) -> str:
 
 def _claim_index(con: duckdb.DuckDBPyConnection, derived: Path) -> None:
     """Register every date's claims and citations (the ids a judgment may refer to)."""
-    for asset, cols in (("claims", "claim_id, answer_id"),
-                        ("citations", "claim_id, citation_id")):
+    empty = {"claims": {"claim_id": pa.string(), "answer_id": pa.string()},
+             "citations": {"claim_id": pa.string(), "citation_id": pa.string()}}
+    for asset, cols in empty.items():
         if list((Path(derived) / asset).glob(f"*/{parquet_io.DATA_FILE}")):
             glob = parquet_io.dataset_glob(Path(derived), asset, 1)
-            con.sql(f"SELECT {cols}, observation_date FROM read_parquet('{glob}', "  # noqa: S608
-                    "hive_partitioning = true, hive_types = {'observation_date': VARCHAR})"
-                    ).to_table(f"all_{asset}")
+            duck.create_table(con, f"all_{asset}", f"support/select_all_{asset}",
+                              {"glob": glob})
         else:
-            types = ", ".join(f"{c.strip()} VARCHAR" for c in cols.split(","))
-            con.execute(f"CREATE TEMP TABLE all_{asset} ({types}, observation_date VARCHAR)")
+            schema = pa.schema(list(cols.items()) + [("observation_date", pa.string())])
+            con.register(f"all_{asset}", schema.empty_table())
 
 
 def classify(raw: Path, derived: Path, book: Codebook) -> pa.Table:

@@ -273,3 +273,39 @@ def test_single_annotator_alpha_is_undefined_not_zero() -> None:
     rows = [("a", f"u{i}", "x", None, "A", True, F if i % 2 else U) for i in range(6)]
     alpha = next(r for r in _agree(rows) if r["statistic"] == "krippendorff_alpha")
     assert alpha["value"] is None and "two or more" in alpha["note"]
+
+
+def test_parquet_files_missing_columns_and_no_registry(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from citeaudit import parquet_io
+    from citeaudit.demo_corpus.codebooks import write_codebooks
+
+    raw, derived = tmp_path / "raw", tmp_path / "derived"
+    write_codebooks(raw / "codebooks")
+    (raw / "answers" / "2026-11-01").mkdir(parents=True)
+    part = {"observation_date": "2026-11-01"}
+    parquet_io.write_partition(pa.table({"claim_id": ["c1"], "answer_id": ["a1"]}),
+                               derived, "claims", part)
+    parquet_io.write_partition(pa.table({"claim_id": ["c1"], "citation_id": ["x1"],
+                                         "answer_id": ["a1"]}), derived, "citations", part)
+    folder = raw / "annotations" / "support"
+    folder.mkdir(parents=True)
+    good = {"claim_id": ["c1", "c1"], "citation_id": ["x1", "x1"],
+            "annotator_id": ["anyone", "someone"], "label": ["supports", "partial"],
+            "evidence_span": ["", ""], "annotated_at": ["", ""],
+            "codebook_version": ["v1", "v2"], "grader": ["human", "human"]}
+    pq.write_table(pa.table(good), folder / "batch.parquet")
+    broken = {k: v for k, v in good.items() if k != "grader"}
+    pq.write_table(pa.table(broken), folder / "broken.parquet")
+    book = load_version(raw, "v2")
+    accepted, rejected = support.judgments(support.classify(raw, derived, book), "2026-11-01")
+    # no registry: annotators are not checked; both versions exist, both read with v2's map
+    assert sorted(accepted.column("label").to_pylist()) == ["fully_supported", "unsupported"]
+    assert accepted.column("source_line").to_pylist() == [1, 2]
+    assert rejected.to_pylist() == [{
+        "source": "support_annotations", "file": "annotations/support/broken.parquet",
+        "line": 1, "field": "grader", "reason": "missing_column",
+        "detail": "file lacks column(s) grader",
+        "raw": "claim_id,citation_id,annotator_id,label,evidence_span,annotated_at,"
+               "codebook_version"}]
