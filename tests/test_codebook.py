@@ -95,6 +95,6 @@ def test_support_schema_and_import_codebook(tmp_path: Path) -> None:
     assert support.default_schema(codebook.load(_write(tmp_path, _doc()))) == "demo_support"
     doc = import_codebook()
     imported = codebook.load(_write(tmp_path, doc, name="v1"))
-    assert set(imported.label_maps) == {"liu2023", "expertqa"}
+    assert set(imported.label_maps) == {"liu2023", "liu2023_statement", "expertqa"}
     assert support.default_schema(imported) == ""
     assert imported.map_label("liu2023", "Citation Inaccessible") == "unresolved"

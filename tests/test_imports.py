@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from citeaudit import cli
-from citeaudit.imports.codebook import EXPERTQA, LIU2023
+from citeaudit.imports.codebook import EXPERTQA, LIU2023, LIU2023_STATEMENT
 
 
 @pytest.fixture(scope="module")
@@ -50,15 +50,18 @@ def sql(derived: Path, text: str) -> list[tuple]:
         con.close()
 
 
-def liu_counts(path: Path) -> tuple[Counter, Counter, int]:
+def liu_counts(path: Path) -> tuple[Counter, Counter, Counter, int]:
     records = json.loads(path.read_text(encoding="utf-8"))
     labels: Counter = Counter()
+    whole: Counter = Counter()
     for r in records:
         for note in r["annotation"]["statement_to_annotation"].values():
+            if note.get("statement_supported") is not None:
+                whole[(r["system_name"], note["statement_supported"])] += 1
             for ca in note.get("citation_annotations") or []:
                 labels[(r["system_name"], ca["citation_supports"])] += 1
     statements = sum(len(r["statements_to_citation_texts"]) for r in records)
-    return labels, Counter(r["system_name"] for r in records), statements
+    return labels, whole, Counter(r["system_name"] for r in records), statements
 
 
 def expertqa_counts(path: Path) -> tuple[Counter, Counter, int]:
@@ -75,26 +78,34 @@ def expertqa_counts(path: Path) -> tuple[Counter, Counter, int]:
 
 
 def test_liu_every_record_and_label_arrives(sources, imported) -> None:
-    labels, answers, statements = liu_counts(sources[0])
+    labels, whole, answers, statements = liu_counts(sources[0])
     raw, derived = imported
     assert set(k[1] for k in labels) <= set(LIU2023)
+    assert set(k[1] for k in whole) <= set(LIU2023_STATEMENT)
     got = Counter({(e, lab): n for e, lab, n in sql(derived, """
         SELECT a.engine, j.raw_label, count(*) FROM support_judgments AS j
         JOIN answers AS a USING (answer_id) WHERE j.schema = 'liu2023' GROUP BY ALL""")})
     assert got == labels and sum(got.values()) == 445
+    got_whole = Counter({(e, lab): n for e, lab, n in sql(derived, """
+        SELECT a.engine, j.raw_label, count(*) FROM support_judgments AS j
+        JOIN answers AS a USING (answer_id)
+        WHERE j.schema = 'liu2023_statement' AND j.level = 'claim' GROUP BY ALL""")})
+    assert got_whole == whole and sum(got_whole.values()) == 292
     per_engine = Counter({e: n for e, n in sql(derived, """
         SELECT engine, count(*) FROM answers WHERE answer_id LIKE 'liu-%' GROUP BY ALL""")})
     assert per_engine == answers
     assert sql(derived, "SELECT count(*) FROM claims WHERE claim_id LIKE 'liu-%'")[0][0] \
         == statements
     # one annotator per item: the adjudicated label is the mapped label, per system
-    mapped = Counter()
-    for (engine, raw_label), n in labels.items():
-        mapped[(engine, LIU2023[raw_label])] += n
-    adjudicated = Counter({(e, lab): n for e, lab, n in sql(derived, """
-        SELECT engine, label, count(*) FROM support_labels
-        WHERE answer_id LIKE 'liu-%' GROUP BY ALL""")})
-    assert adjudicated == mapped
+    for level, source, lmap in (("citation", labels, LIU2023),
+                                ("claim", whole, LIU2023_STATEMENT)):
+        mapped = Counter()
+        for (engine, raw_label), n in source.items():
+            mapped[(engine, lmap[raw_label])] += n
+        adjudicated = Counter({(e, lab): n for e, lab, n in sql(derived, f"""
+            SELECT engine, label, count(*) FROM support_labels
+            WHERE answer_id LIKE 'liu-%' AND level = '{level}' GROUP BY ALL""")})
+        assert adjudicated == mapped
 
 
 def test_expertqa_every_record_and_label_arrives(sources, imported) -> None:

@@ -6,6 +6,9 @@ calls, documented in docs/codebook.md:
 
 * Liu "Completely Supports but Also Refutes" → contradicted: the passage conflicts with part of
   the statement, which seed 003 says must not be read as full support.
+* Liu statement level (schema ``liu2023_statement``, claim-level rows): "Yes" (the citations
+  together fully support the statement) → fully_supported, "No" → unsupported, "Citations
+  Contradict Each Other" → unresolved (the evidence does not settle the claim).
 * Liu "Citation Inaccessible" and "Statement is Unclear" → unresolved (evidence cannot be
   accessed or assessed), never unsupported.
 * ExpertQA "Incomplete" and "Partial" → partially_supported; "Missing" (the claim has no
@@ -23,6 +26,13 @@ LIU2023 = {
     "Citation Completely Supports but Also Refutes Statement": "contradicted",
     "Citation Inaccessible": "unresolved",
     "Statement is Unclear, Can't Make Judgment": "unresolved",
+}
+# Liu et al.'s statement-level question: do the statement's citations, together, fully
+# support it? "Citations Contradict Each Other" leaves the claim unsettled: unresolved.
+LIU2023_STATEMENT = {
+    "Yes": "fully_supported",
+    "No": "unsupported",
+    "Citations Contradict Each Other": "unresolved",
 }
 EXPERTQA = {
     "Complete": "fully_supported",
@@ -43,7 +53,9 @@ def import_codebook() -> dict:
             "labels (schema liu2023) and ExpertQA claim-level support labels (schema "
             "expertqa) mapped onto seed 003's five labels. Rows name their schema."
         ),
-        "label_maps": {"liu2023": dict(LIU2023), "expertqa": dict(EXPERTQA)},
+        "label_maps": {"liu2023": dict(LIU2023),
+                       "liu2023_statement": dict(LIU2023_STATEMENT),
+                       "expertqa": dict(EXPERTQA)},
         "source_roles": {
             "first_party": {"requires_disclosure": True},
             "affiliate": {"requires_disclosure": True},

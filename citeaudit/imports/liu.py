@@ -9,7 +9,10 @@ Mapping onto the raw layout: one answer per record (engine = ``system_name``, do
 query ``split``; the source holds no observation time, so ``observed_at`` is the ``--date``
 given, default 2023-03-01, the month the paper's data was collected), one claim per statement
 (span found in the response), one citation per citation marker inside the statement's span,
-one support annotation row per citation judgment (schema ``liu2023``). The source does not
+one support annotation row per citation judgment (schema ``liu2023``) and one claim-level row
+(empty citation_id, schema ``liu2023_statement``) per statement judged as a whole
+(``statement_supported``: do its citations together fully support it; statements without
+citations have no such judgment and get no row). The source does not
 identify annotators: every row names the single pseudo-annotator ``liu2023-annotator``.
 Inclusion probability is 1 (the file is a fixed, and biased, subset: no weights can undo that).
 """
@@ -23,6 +26,7 @@ from citeaudit.imports import writer
 from citeaudit.imports.codebook import VERSION
 
 SCHEMA = "liu2023"
+STATEMENT_SCHEMA = "liu2023_statement"
 ANNOTATOR = "liu2023-annotator"
 DEFAULT_DATE = "2023-03-01"
 
@@ -58,6 +62,12 @@ def _claims(rec: dict, answer_id: str) -> tuple[list[dict], list[dict]]:
         claims.append({"claim_id": claim_id, "span": [start, end], "text": statement,
                        "verification_worthy": note.get("statement_is_verification_worthy"),
                        "citations": citations})
+        if note.get("statement_supported") is not None:
+            rows.append({
+                "claim_id": claim_id, "citation_id": "", "annotator_id": ANNOTATOR,
+                "label": note["statement_supported"], "evidence_span": "",
+                "codebook_version": VERSION, "grader": "human", "schema": STATEMENT_SCHEMA,
+            })
         for ann in note.get("citation_annotations") or []:
             rows.append({
                 "claim_id": claim_id,
