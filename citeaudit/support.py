@@ -180,6 +180,10 @@ def read_registry(raw: Path) -> pa.Table | None:
     for col in ("annotator_id", "kind"):
         if col not in table.column_names:
             raise ValueError(f"{path}: column {col!r} is missing")
+    ids = table.column("annotator_id").to_pylist()
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"{path}: annotator_id listed more than once: {', '.join(dup)}")
     kinds = set(table.column("kind").to_pylist())
     if not kinds <= set(ANNOTATOR_KINDS):
         raise ValueError(f"{path}: kind must be one of {ANNOTATOR_KINDS}, found "

@@ -309,3 +309,17 @@ def test_parquet_files_missing_columns_and_no_registry(tmp_path: Path) -> None:
         "detail": "file lacks column(s) grader",
         "raw": "claim_id,citation_id,annotator_id,label,evidence_span,annotated_at,"
                "codebook_version"}]
+
+
+def test_malformed_registry_is_an_error_not_an_empty_registry(tmp_path: Path) -> None:
+    reg = tmp_path / "annotations" / "annotators.csv"
+    reg.parent.mkdir(parents=True)
+    reg.write_text("annotator_id,kind\nann-01,human\nann-01,grader\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="more than once: ann-01"):
+        support.read_registry(tmp_path)
+    reg.write_text("annotator_id,kind\nann-01,robot\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        support.read_registry(tmp_path)
+    reg.write_text("annotator,kind\nann-01,human\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="annotator_id"):
+        support.read_registry(tmp_path)
