@@ -91,7 +91,8 @@ checked AS (
                 THEN 'codebook ' || $version || ' has no label map ' || r.schema
             WHEN m.label IS NULL
                 THEN r.raw_label || ' is not in label_maps.' || r.schema || ' of ' || $version
-            WHEN cd.claim_id IS NULL THEN r.claim_id || ' is in no claims table'
+            WHEN cd.claim_id IS NULL THEN r.claim_id || ' is in no claims table (unknown id, or '
+                || 'its answer was rejected at ingestion: see rejected_inputs)'
             WHEN r.citation_id IS NOT NULL AND ck.citation_id IS NULL
                 THEN r.citation_id || ' is not a citation of ' || r.claim_id
             ELSE left(r.annotated_at_text, 100)
