@@ -13,6 +13,11 @@ CATALOGUED = [
     "captures",
     "claim_checks",
     "answer_checks",
+    "support_judgments",
+    "rejected_annotations",
+    "support_labels",
+    "review_queue",
+    "annotation_agreement",
 ]
 
 
