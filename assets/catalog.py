@@ -14,6 +14,11 @@ CATALOGUED = [
     "claim_checks",
     "answer_checks",
     "metrics",
+    "support_judgments",
+    "rejected_annotations",
+    "support_labels",
+    "review_queue",
+    "annotation_agreement",
 ]
 
 

@@ -49,6 +49,11 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "claim_checks",
         "answer_checks",
         "metrics",
+        "support_judgments",
+        "rejected_annotations",
+        "support_labels",
+        "review_queue",
+        "annotation_agreement",
     }
     assert not list(derived.rglob("*.tmp")), "a temporary file was left behind"
     assert cli.main(["run", "--raw", str(corpus), "--derived", str(derived), "--quiet"]) == 0

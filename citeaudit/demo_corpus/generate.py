@@ -20,12 +20,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import IO
 
-from citeaudit.demo_corpus import annotations, codebooks, vocab, warcs
+from citeaudit.demo_corpus import annotations, codebooks, support_planted, vocab, warcs
 from citeaudit.demo_corpus import answers as answers_mod
 from citeaudit.demo_corpus.world import Panel, Params, World, load_external_queries, rng_for
 
 DEFAULT_WARC_MAX_BYTES = 48 * 1024 * 1024
 OWNED = ("answers", "warc", "annotations/support", "annotations/source_risk",
+         "annotations/annotators.csv",
          "codebooks/v1.yaml", "codebooks/v2.yaml", "ground_truth.json")
 LINE_KINDS = ("malformed_json", "missing_field", "wrong_type", "span_out_of_range",
               "invalid_timestamp", "duplicate_id")
@@ -157,6 +158,7 @@ def generate(
     try:
         codebooks.write_codebooks(out / "codebooks")
         truth = _AnswerPhase(out, params, world, builder, per_day, show).run()
+        truth["support"]["planted"] = support_planted.plant(out, seed, truth["dates"][0])
         crawl_dates = [d.isoformat() for d in params.crawl_dates]
         result = warcs.crawl_all(world, out, crawl_dates, builder.cited_web, builder.cited_kb,
                                  warc_max_bytes, tick=show.crawled)
