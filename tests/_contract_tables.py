@@ -109,19 +109,22 @@ def write_existence(derived: Path, states: dict[str, str], *, date: str = DATE,
 
 
 def write_support(derived: Path, labels: dict[str, str], *, date: str = DATE,
-                  version: str = VERSION, claim_level: dict[str, str] | None = None) -> None:
+                  version: str = VERSION, claim_level: dict[str, str] | None = None,
+                  grader_only: frozenset[str] = frozenset()) -> None:
     """support_labels (+ review_queue, annotation_agreement): answer id -> label of its pair;
     ``claim_level`` adds claim-level rows (citation_id null) for some answers' claims."""
     rows = [{"answer_id": aid, "claim_id": "c" + aid[1:], "citation_id": "t" + aid[1:],
              "label": lab, "n_judgments": 2, "tie": lab == "unresolved",
-             "queued": lab != "fully_supported"} for aid, lab in labels.items()]
+             "queued": lab != "fully_supported",
+             "basis": "grader_only" if aid in grader_only else "human"}
+            for aid, lab in labels.items()]
     rows += [{"answer_id": aid, "claim_id": "c" + aid[1:], "citation_id": None, "label": lab,
-              "n_judgments": 2, "tie": False, "queued": False}
+              "n_judgments": 2, "tie": False, "queued": False, "basis": "human"}
              for aid, lab in (claim_level or {}).items()]
     _write(derived, "support_labels", rows, pa.schema([
         ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
         ("label", pa.string()), ("n_judgments", pa.int32()), ("tie", pa.bool_()),
-        ("queued", pa.bool_())]), date, version)
+        ("queued", pa.bool_()), ("basis", pa.string())]), date, version)
     queue = [{"answer_id": r["answer_id"], "claim_id": r["claim_id"],
               "citation_id": r["citation_id"], "reason": "tie" if r["tie"] else "not_full"}
              for r in rows if r["queued"]]

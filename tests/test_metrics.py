@@ -284,3 +284,20 @@ def test_a_weighted_rate_of_100_percent_keeps_an_interval(tmp_path: Path) -> Non
     n_eff = sum(totals.values()) ** 2 / sum(v * v for v in totals.values())
     assert r["ci_low"] == pytest.approx(n_eff / (n_eff + 1.959963984540054 ** 2))
     assert r["ci_high"] == 1.0
+
+
+def test_grader_only_labels_are_beside_the_rate_not_in_it(tmp_path: Path) -> None:
+    """A pair labelled by a grader alone is no human review (a grader is never its own gold):
+    full support and precision count it as unresolved, category grader_only."""
+    answers = answer_rows(4)
+    write_daily(tmp_path, answers)
+    write_support(tmp_path, {"a00": "fully_supported", "a01": "fully_supported",
+                             "a02": "unsupported", "a03": "fully_supported"},
+                  grader_only=frozenset({"a01", "a03"}))
+    rows = compute_partition(tmp_path, DATE, VERSION).table.to_pylist()
+    full = row(rows, "full_support_rate")
+    assert (full["numerator"], full["denominator"], full["unresolved"]) == (1, 2, 2)
+    assert json.loads(full["breakdown"]) == {"fully_supported": 1, "grader_only": 2,
+                                             "unsupported": 1}
+    rec = row(rows, "citation_recall")
+    assert (rec["numerator"], rec["denominator"], rec["unresolved"]) == (1, 2, 2)

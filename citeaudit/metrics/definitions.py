@@ -67,7 +67,8 @@ METRICS: tuple[MetricDef, ...] = (
         "pairs adjudicated fully_supported",
         "accessible reviewed pairs: fully, partially, unsupported or contradicted (partial and "
         "contradicted are in the denominator, never in the numerator)",
-        "pairs adjudicated unresolved (evidence not accessible, or an annotator tie)",
+        "pairs adjudicated unresolved (evidence not accessible, or an annotator tie) and "
+        "pairs labelled by a grader alone (no human review)",
     ),
     MetricDef(
         "citation_precision",
@@ -77,7 +78,7 @@ METRICS: tuple[MetricDef, ...] = (
         ("answers", "support_labels"),
         "pairs whose citation fully or partially supports its claim",
         "reviewed pairs with a resolved label",
-        "pairs adjudicated unresolved",
+        "pairs adjudicated unresolved, and pairs labelled by a grader alone",
     ),
     MetricDef(
         "citation_recall",

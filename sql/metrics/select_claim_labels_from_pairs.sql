@@ -3,10 +3,18 @@
 -- citations together) wins; otherwise the pairs decide: the citations together fully support
 -- the claim when any pair is fully_supported; else unresolved when any pair is unresolved (it
 -- might be supported); else the worst resolved label (contradicted > unsupported > partial).
+-- A grader-only label (basis grader_only) is no human review: it counts as unresolved.
 -- Grain: one row per claim_id with at least one adjudicated row. Input: support_labels.
-WITH claim_level AS (
-    SELECT claim_id, min(label) AS label, count(DISTINCT label) AS n_labels
+WITH reviewed AS (
+    SELECT
+        claim_id,
+        citation_id,
+        CASE WHEN basis = 'grader_only' THEN 'unresolved' ELSE label END AS label
     FROM support_labels
+),
+claim_level AS (
+    SELECT claim_id, min(label) AS label, count(DISTINCT label) AS n_labels
+    FROM reviewed
     WHERE citation_id IS NULL
     GROUP BY claim_id
 ),
@@ -21,7 +29,7 @@ pairs AS (
             WHEN bool_or(label = 'unsupported') THEN 'unsupported'
             ELSE 'partially_supported'
         END AS label
-    FROM support_labels
+    FROM reviewed
     WHERE citation_id IS NOT NULL
     GROUP BY claim_id
 )

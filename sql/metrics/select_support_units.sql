@@ -1,6 +1,8 @@
 -- Purpose: units of the full-support rate (seed 003): every adjudicated claim-citation pair;
 -- fully_supported = 1; partially_supported, unsupported, contradicted = 0 (in the
 -- denominator, never the numerator); unresolved = unresolved, reported beside.
+-- A label that rests on a grader alone (basis grader_only) is not a human review: it is
+-- reported beside the rate (category grader_only), never in it.
 -- Grain: one row per (claim_id, citation_id); claim-level rows (citation_id null) are not pairs. Inputs: support_labels, answers (strata).
 SELECT
     'full_support_rate' AS metric,
@@ -12,10 +14,12 @@ SELECT
     a.risk_band,
     a.inclusion_prob,
     CASE
+        WHEN s.basis = 'grader_only' THEN NULL
         WHEN s.label = 'fully_supported' THEN 1.0
         WHEN s.label IN ('partially_supported', 'unsupported', 'contradicted') THEN 0.0
     END AS y,
-    coalesce(s.label, 'no_label') AS category
+    CASE WHEN s.basis = 'grader_only' THEN 'grader_only'
+        ELSE coalesce(s.label, 'no_label') END AS category
 FROM support_labels AS s
 JOIN answers AS a USING (answer_id)
 WHERE s.citation_id IS NOT NULL
