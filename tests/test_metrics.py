@@ -233,15 +233,20 @@ def test_metrics_are_deterministic_and_follow_new_inputs(tmp_path: Path) -> None
     assert hashlib.sha256((path / "data.parquet").read_bytes()).hexdigest() == first
     assert row(read_rows(tmp_path), "omission_rate")["status"] == "input_missing"
     # the omission stage lands: its rows replace the input_missing row
+    # (a tuple whose answer is not among the date's answers is unresolved, never dropped)
     write_omission(tmp_path, {"a00": (1, "CONTEXTUALIZE"), "a01": (0, "PASS"),
-                              "a02": (None, "REVIEW"), "a03": (0, "PASS")})
+                              "a02": (None, "REVIEW"), "a03": (0, "PASS"),
+                              "x99": (1, "CONTEXTUALIZE")})
     materialize(tmp_path)
     om = row(read_rows(tmp_path), "omission_rate")
     assert (om["status"], om["numerator"], om["denominator"], om["unresolved"]) == (
-        "ok", 1, 3, 1)
-    assert json.loads(om["breakdown"]) == {"CONTEXTUALIZE": 1, "PASS": 2, "REVIEW": 1}
+        "ok", 1, 3, 2)
+    assert json.loads(om["breakdown"]) == {"CONTEXTUALIZE": 1, "PASS": 2, "REVIEW": 1,
+                                           "answer_not_on_date": 1}
+    orphan = row(read_rows(tmp_path), "omission_rate", "engine", "unknown")
+    assert (orphan["status"], orphan["unresolved"]) == ("no_resolved_units", 1)
     cc = row(read_rows(tmp_path), "omission_complete_case_coverage")
-    assert (cc["numerator"], cc["denominator"], cc["unresolved"]) == (3, 4, 0)
+    assert (cc["numerator"], cc["denominator"], cc["unresolved"]) == (3, 4, 1)
 
 
 def test_metrics_on_the_demo_pipeline_match_the_daily_tables(
