@@ -181,6 +181,7 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
     assert cost["ci_low"] < cost["estimate"] < cost["ci_high"]
     lines = row(rows, "input_rejection_rate")
     assert (lines["numerator"], lines["denominator"]) == (2, 26)
+    assert json.loads(lines["breakdown"]) == {"accepted": 24, "rejected: missing_field": 2}
     assert not [r for r in rows if r["metric"] == "input_rejection_rate"
                 and r["level"] != "overall"]
 

@@ -25,6 +25,6 @@ SELECT
     NULL,
     NULL,
     1.0,
-    'rejected: ' || arg_min(r.reason, r.field)
+    'rejected: ' || coalesce(min(r.reason), 'no reason')
 FROM rejected_inputs AS r
 GROUP BY r.file, r.line
