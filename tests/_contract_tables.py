@@ -88,7 +88,8 @@ def write_daily(derived: Path, answers: list[dict[str, Any]], *, date: str = DAT
         ("reason", pa.string()), ("served", pa.bool_()), ("input_tokens", pa.int64()),
         ("output_tokens", pa.int64())]), date, None)
     lines = [{"source": "answers", "file": f"answers/{date}/x.jsonl", "line": k + 1,
-              "field": "answer_id", "reason": "missing_field", "detail": None, "raw": "{}"}
+              "field": None if k == 0 else "answer_id", "reason": "missing_field",
+              "detail": None, "raw": "{}"}
              for k in range(rejected_lines)]
     _write(derived, "rejected_inputs", lines, pa.schema([
         ("source", pa.string()), ("file", pa.string()), ("line", pa.int64()),
