@@ -42,7 +42,7 @@ def fmt_value(metric: str, value: float | None) -> str:
 def fmt_cell(row: dict[str, Any] | None) -> str:
     """``82.0% [74.1–88.0] n=120 u=3`` for a metrics row; the reason when there is no rate."""
     if row is None:
-        return "not computed"
+        return "no units"
     if row.get("status") == "input_missing":
         return "input missing"
     if row.get("estimate") is None:

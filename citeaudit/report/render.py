@@ -74,7 +74,7 @@ def _cell(row: dict[str, Any] | None, metric: str) -> dict[str, Any]:
     m = BY_NAME[metric]
     cell = {"metric": metric, "text": hl.fmt_cell(row), "estimate": None}
     if row is None or row.get("estimate") is None:
-        cell["tip"] = (row or {}).get("note") or "not computed"
+        cell["tip"] = (row or {}).get("note") or "no units of this engine for this metric"
         return cell
     num = row["numerator"]
     num_text = f"{num:,.0f}" if m.kind == "mean" else f"{int(num):,}"
