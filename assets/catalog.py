@@ -13,6 +13,10 @@ CATALOGUED = [
     "captures",
     "claim_checks",
     "answer_checks",
+    "citation_captures",
+    "citation_existence",
+    "payload_texts",
+    "passage_checks",
 ]
 
 
