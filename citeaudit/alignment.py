@@ -123,7 +123,7 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
     con.register("citations", citations)
     con.register("answers", answers.select(["answer_id", "observed_at"]))
     con.register("canon", canonical_table(citations.column("url").to_pylist(),
-                                          codebook.is_tracking_param))
+                                          codebook.is_tracking_param, strict=True))
     params = {"before_s": float(win.before_days) * 86400.0,
               "after_s": float(win.after_days) * 86400.0}
     duck.create_table(con, "cites", "alignment/select_citation_refs", params)

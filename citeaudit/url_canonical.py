@@ -57,10 +57,18 @@ def _strip_tracking(query: str, is_tracking: Callable[[str], bool]) -> str:
     return "&".join(kept)
 
 
-def canonicalize(url: str | None, is_tracking: Callable[[str], bool]) -> Canonical:
-    """Canonical URL and SURT key of ``url`` (see the module docstring), or a reason."""
+def canonicalize(url: str | None, is_tracking: Callable[[str], bool], strict: bool = False
+                 ) -> Canonical:
+    """Canonical URL and SURT key of ``url`` (see the module docstring), or a reason.
+
+    ``strict`` (cited URLs): a URL with whitespace or a ``<...>`` wrapper is ``invalid_url``
+    rather than repaired — seed 001 calls such a citation malformed, and repairing it here
+    would let a malformed citation pass L1. Capture target URIs are repaired as pywb does.
+    """
     if url is None or not url.strip():
         return Canonical(None, None, "no_url")
+    if strict and (url.startswith("<") or any(c.isspace() for c in url)):
+        return Canonical(None, None, "invalid_url")
     cleaned = clean_target_uri(url.strip())
     assert cleaned is not None
     try:
@@ -83,7 +91,8 @@ def canonicalize(url: str | None, is_tracking: Callable[[str], bool]) -> Canonic
     return Canonical(canonical, url_to_urlkey(canonical))
 
 
-def canonical_table(urls: Iterable[str | None], is_tracking: Callable[[str], bool]) -> pa.Table:
+def canonical_table(urls: Iterable[str | None], is_tracking: Callable[[str], bool],
+                    strict: bool = False) -> pa.Table:
     """One row per distinct input URL: url, canonical_url, canonical_key, url_error.
 
     Called with the distinct URLs of a batch (SURT keying is per-URL Python work; the join
@@ -92,7 +101,7 @@ def canonical_table(urls: Iterable[str | None], is_tracking: Callable[[str], boo
     distinct = sorted({u for u in urls if u is not None})
     rows = {"url": [], "canonical_url": [], "canonical_key": [], "url_error": []}
     for u in distinct:
-        c = canonicalize(u, is_tracking)
+        c = canonicalize(u, is_tracking, strict)
         rows["url"].append(u)
         rows["canonical_url"].append(c.url)
         rows["canonical_key"].append(c.key)

@@ -1,7 +1,8 @@
 -- Purpose: the capture rows alignment can use: HTTP responses and revisits, keyed by the
 -- canonical key, with the reason a record is unusable (NULL when usable).
 -- Grain: one row per capture record (cap_id). Inputs: caps_raw (CAPTURE_SCHEMA rows of the
--- crawl dates read), capkeys (target_uri → canonical_key for URIs with tracking parameters).
+-- crawl dates read; a revisit's own WARC-Truncated says nothing about the payload, which its
+-- original carries), capkeys (target_uri → canonical_key for URIs with tracking parameters).
 CREATE OR REPLACE TABLE caps AS
 SELECT
     row_number() OVER (ORDER BY r.file, r.offset) AS cap_id,
@@ -12,7 +13,7 @@ SELECT
     r.warc_date_raw,
     CASE
         WHEN r.capture_time IS NULL THEN 'capture_date_invalid'
-        WHEN r.truncated THEN 'truncated_record'
+        WHEN r.truncated AND r.record_type = 'response' THEN 'truncated_record'
         WHEN r.digest_verified = false THEN 'digest_mismatch'
         WHEN r.error IS NOT NULL THEN 'unreadable_record'
         WHEN r.http_status IS NULL AND r.record_type = 'response' THEN 'missing_http_status'
