@@ -112,18 +112,21 @@ def _window_dates(cites: pa.Table) -> tuple[dt.date, dt.date] | None:
 
 def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codebook,
           *, con: duckdb.DuckDBPyConnection | None = None,
-          capture_paths: list[str] | None = None) -> pa.Table:
+          capture_paths: list[str] | None = None, canon: pa.Table | None = None) -> pa.Table:
     """The ``citation_captures`` table of one observation date (see the module docstring).
 
     ``capture_paths`` overrides the captures partitions read (benchmarks); by default the
-    partitions under ``derived/captures`` whose crawl date the windows touch.
+    partitions under ``derived/captures`` whose crawl date the windows touch. ``canon``
+    (url, canonical_url, canonical_key, url_error) replaces keying the cited URLs here.
     """
     con = con or duck.connect()
     win = codebook.alignment_window
     con.register("citations", citations)
     con.register("answers", answers.select(["answer_id", "observed_at"]))
-    con.register("canon", canonical_table(citations.column("url").to_pylist(),
-                                          codebook.is_tracking_param, strict=True))
+    if canon is None:
+        canon = canonical_table(citations.column("url").to_pylist(),
+                                codebook.is_tracking_param, strict=True)
+    con.register("canon", canon)
     params = {"before_s": float(win.before_days) * 86400.0,
               "after_s": float(win.after_days) * 86400.0}
     duck.create_table(con, "cites", "alignment/select_citation_refs", params)
@@ -157,8 +160,7 @@ def _load_captures(con: duckdb.DuckDBPyConnection, paths: list[str], codebook: C
     from citeaudit.warc_schema import CAPTURE_SCHEMA
 
     if paths:
-        con.sql("SELECT * FROM read_parquet($files, union_by_name = true)",
-                params={"files": paths}).to_table("caps_raw")
+        con.read_parquet(paths, union_by_name=True).to_view("caps_raw")
     else:
         con.register("caps_empty", CAPTURE_SCHEMA.empty_table())
         con.sql("SELECT * FROM caps_empty").to_table("caps_raw")

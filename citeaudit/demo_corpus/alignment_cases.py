@@ -203,7 +203,9 @@ def build_answers(world: World) -> list[tuple[AnswerDraft, list[dict]]]:
                 obj["retrieved_at"] = rfc3339(ref)
             if case.quote is not None:
                 _, blocks = page(case.path or "", 0, legacy=case.name == "legacy_charset")
-                if case.chunk == "right":
+                if case.malformed:
+                    pass  # no chunk_offset: nothing to locate without a usable URL
+                elif case.chunk == "right":
                     obj["chunk_offset"] = list(_span(blocks, case.quote)) \
                         if case.quote in "\n".join(blocks) else list(_span(blocks, QUOTE))
                 elif case.chunk == "wrong":

@@ -5,7 +5,7 @@
 -- original carries), capkeys (target_uri → canonical_key for URIs with tracking parameters).
 CREATE OR REPLACE TABLE caps AS
 SELECT
-    row_number() OVER (ORDER BY r.file, r.offset) AS cap_id,
+    row_number() OVER () AS cap_id,  -- a join handle only; ties break on file, offset
     coalesce(k.canonical_key, r.urlkey) AS ckey,
     r.file, r.offset, r.record_type, r.target_uri, r.capture_time, r.http_status,
     r.redirect_location, r.declared_payload_digest, r.cdx_digest, r.payload_sha256,
