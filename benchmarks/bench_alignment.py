@@ -73,6 +73,9 @@ FROM (SELECT i, (hash(i * 104729) % $n_keys)::BIGINT AS k FROM range($n_cit) t(i
 """
 
 
+MEMORY_LIMIT = "1GB"  # DuckDB's own budget; it spills to temp_directory beyond it
+
+
 def _book() -> Codebook:
     return Codebook("bench", "", {}, {}, {}, Policy(0.5), (), AlignmentWindow(7, 1),
                     ("utm_*", "fbclid", "gclid"), ReviewSampling(), Scholarly(), {})
@@ -107,7 +110,10 @@ def run(n_cit: int, n_caps: int) -> dict:
         canonical_table(sample, book.is_tracking_param, strict=True)
         key_us = (time.perf_counter() - t1) / max(1, len(sample)) * 1e6
         t2 = time.perf_counter()
-        aligned = alignment.align(citations, answers, Path(tmp), book,
+        work = duck.connect()
+        work.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        work.execute(f"SET temp_directory = '{tmp}/spill'")
+        aligned = alignment.align(citations, answers, Path(tmp), book, con=work,
                                   capture_paths=[str(cap_path)], canon=canon)
         existence = alignment.existence(aligned)
         took = time.perf_counter() - t2

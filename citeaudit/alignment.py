@@ -139,20 +139,25 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
         originals = capture_paths
     _load_captures(con, capture_paths, codebook)
     duck.execute(con, "alignment/create_hops")
-    frontier = duck.query(con, "alignment/select_first_frontier")
+    duck.create_table(con, "frontier", "alignment/select_first_frontier")
     for hop in range(MAX_HOPS + 1):
-        if frontier.num_rows == 0:
+        if _count(con, "frontier") == 0:
             break
-        con.register("frontier", frontier)
-        matches = duck.query(con, "alignment/select_hop_matches")
-        con.register("matches", matches)
+        duck.create_table(con, "matches", "alignment/select_hop_matches")
         pairs = duck.query(con, "alignment/select_redirect_locations")
         con.register("redirect_keys", _redirect_keys(pairs, codebook.is_tracking_param))
         duck.execute(con, "alignment/insert_hop_rows")
-        frontier = duck.query(con, "alignment/select_next_frontier",
-                              {"hop": hop, "max_hops": MAX_HOPS})
-    _load_originals(con, originals, codebook)
+        con.unregister("redirect_keys")
+        con.execute("DROP TABLE matches")
+        con.execute("DROP TABLE frontier")
+        duck.create_table(con, "frontier", "alignment/select_next_frontier",
+                          {"hop": hop, "max_hops": MAX_HOPS})
+    _load_originals(con, originals)
     return duck.query(con, "alignment/select_citation_captures", {"max_hops": MAX_HOPS})
+
+
+def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    return con.table(table).aggregate("count(*)").fetchall()[0][0]
 
 
 def _load_captures(con: duckdb.DuckDBPyConnection, paths: list[str], codebook: Codebook
@@ -162,42 +167,23 @@ def _load_captures(con: duckdb.DuckDBPyConnection, paths: list[str], codebook: C
     if paths:
         con.read_parquet(paths, union_by_name=True).to_view("caps_raw")
     else:
-        con.register("caps_empty", CAPTURE_SCHEMA.empty_table())
-        con.sql("SELECT * FROM caps_empty").to_table("caps_raw")
+        con.register("caps_raw", CAPTURE_SCHEMA.empty_table())
     uris = duck.query(con, "alignment/select_tracking_uris",
                       {"tracking_re": tracking_regex(codebook.tracking_params)})
     keyed = canonical_table(uris.column("target_uri").to_pylist(), codebook.is_tracking_param)
     con.register("capkeys", keyed.rename_columns(
         ["target_uri", "canonical_url", "canonical_key", "url_error"]))
-    duck.execute(con, "alignment/create_alignment_caps")
-    duck.execute(con, "alignment/create_alignment_slots")
+    duck.create_table(con, "caps", "alignment/select_alignment_caps")
+    duck.create_table(con, "slots", "alignment/select_alignment_slots")
 
 
-def _load_originals(con: duckdb.DuckDBPyConnection, paths: list[str], codebook: Codebook
-                    ) -> None:
-    wanted = con.sql(
-        "SELECT cdx_digest AS digest, refers_to_uri FROM hops WHERE record_type = 'revisit'"
-    ).to_arrow_table()
-    refs = canonical_table(wanted.column("refers_to_uri").to_pylist(),
-                           codebook.is_tracking_param)
-    refkeys = pa.table({"refers_to_uri": refs.column("url"),
-                        "ref_key": refs.column("canonical_key")})
-    con.register("refkeys", refkeys)
-    keys = [k for k in refkeys.column("ref_key").to_pylist() if k]
-    keys += con.sql("SELECT DISTINCT key FROM hops WHERE record_type = 'revisit'"
-                    ).to_arrow_table().column("key").to_pylist()
-    digests = [d for d in wanted.column("digest").to_pylist() if d]
-    n = max(len(keys), len(digests))
-    con.register("wanted", pa.table({
-        "digest": pa.array(digests + [None] * (n - len(digests)), pa.string()),
-        "key": pa.array(keys + [None] * (n - len(keys)), pa.string()),
-    }))
-    if paths and n:
+def _load_originals(con: duckdb.DuckDBPyConnection, paths: list[str]) -> None:
+    """Responses a final revisit may refer to (by digest or WARC-Refers-To-Target-URI)."""
+    duck.create_table(con, "wanted", "alignment/select_revisit_wants")
+    if paths and _count(con, "wanted"):
         duck.create_table(con, "origs", "alignment/select_capture_originals", {"files": paths})
     else:
-        con.sql("SELECT ckey, file, \"offset\", capture_time, http_status, cdx_digest, "
-                "payload_sha256, NULL::VARCHAR AS problem FROM caps WHERE false"
-                ).to_table("origs")
+        duck.create_table(con, "origs", "alignment/select_no_originals")
 
 
 def existence(citation_captures: pa.Table, con: duckdb.DuckDBPyConnection | None = None

@@ -5,5 +5,5 @@ CREATE OR REPLACE TABLE hops (
     file VARCHAR, "offset" BIGINT, record_type VARCHAR, target_uri VARCHAR,
     capture_time TIMESTAMPTZ, http_status INTEGER, redirect_location VARCHAR, problem VARCHAR,
     cdx_digest VARCHAR, payload_sha256 VARCHAR, refers_to_uri VARCHAR, refers_to_date VARCHAR,
-    declared_payload_digest VARCHAR, next_key VARCHAR, location_error VARCHAR
+    next_key VARCHAR, location_error VARCHAR
 )

@@ -3,7 +3,7 @@
 -- a revisit resolved to the payload it refers to (same-URI or URI-agnostic WARC-Refers-To,
 -- else by payload digest), whether a later capture in the window has other content, and the
 -- reason when no usable final payload exists. Grain: one row per citation.
--- Inputs: cites, hops, caps, origs, refkeys (refers_to_uri → ref_key); $max_hops.
+-- Inputs: cites, hops, caps, origs; $max_hops.
 WITH first_hop AS (
     SELECT * FROM hops WHERE hop = 0
 ),
@@ -12,21 +12,20 @@ last_hop AS (
     QUALIFY row_number() OVER (PARTITION BY citation_id ORDER BY hop DESC) = 1
 ),
 revisits AS (
-    SELECT l.citation_id, l.key, l.capture_time, l.cdx_digest, coalesce(rk.ref_key, l.key)
-        AS ref_key,
+    SELECT l.citation_id, l.key, l.capture_time, l.cdx_digest,
+        coalesce(l.refers_to_uri, l.target_uri) AS ref_uri,
         coalesce(
             try_strptime(l.refers_to_date, '%Y-%m-%dT%H:%M:%SZ'),
             try_strptime(l.refers_to_date, '%Y-%m-%dT%H:%M:%S.%fZ'),
             try_strptime(l.refers_to_date, '%Y%m%d%H%M%S')
         )::TIMESTAMPTZ AS ref_time
     FROM last_hop AS l
-    LEFT JOIN refkeys AS rk ON rk.refers_to_uri = l.refers_to_uri
     WHERE l.record_type = 'revisit'
 ),
 candidates AS (
     SELECT v.citation_id, o.*, 0 AS rank_how, (o.ckey = v.key) AS same_key
     FROM revisits AS v
-    JOIN origs AS o ON o.ckey = v.ref_key AND o.capture_time = v.ref_time
+    JOIN origs AS o ON o.target_uri = v.ref_uri AND o.capture_time = v.ref_time
     WHERE v.cdx_digest IS NULL OR o.cdx_digest IS NULL OR o.cdx_digest = v.cdx_digest
     UNION ALL
     SELECT v.citation_id, o.*, 1 AS rank_how, (o.ckey = v.key) AS same_key
@@ -48,7 +47,8 @@ later AS (
     SELECT l.citation_id, min(c.capture_time) AS later_capture_time
     FROM last_hop AS l
     JOIN cites AS ci USING (citation_id)
-    JOIN caps AS c ON c.ckey = l.key AND c.capture_time > l.capture_time
+    JOIN caps AS c ON c.kh = hash(l.key) AND c.ckey = l.key
+        AND c.capture_time > l.capture_time
     WHERE c.capture_time <= ci.window_end AND c.problem IS NULL
         AND c.http_status BETWEEN 200 AND 299 AND l.http_status BETWEEN 200 AND 299
         AND c.cdx_digest IS DISTINCT FROM l.cdx_digest

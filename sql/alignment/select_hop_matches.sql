@@ -2,57 +2,68 @@
 -- nearest the hop's time inside the citation's window: ASOF joins on both sides (nearest at
 -- or before, nearest at or after), the nearer one wins (before on a tie). Usable records are
 -- preferred; only when none is in the window is the nearest unusable one returned, so its
--- problem becomes the reason. Grain: one row per frontier row. Inputs: frontier, slots.
+-- problem becomes the reason. Keys are compared by their 64-bit hash here; insert_hop_rows
+-- drops a match whose key differs (a collision), never uses it. Grain: one row per frontier
+-- row. Inputs: frontier, slots.
 WITH usable AS (
-    SELECT * FROM slots WHERE kind = 'usable'
-),
-anyslot AS (
-    SELECT * FROM slots WHERE kind = 'any'
+    SELECT kh, capture_time, usable_id AS cap_id FROM slots
+    WHERE usable_id IS NOT NULL AND kh IN (SELECT kh FROM frontier)
 ),
 u AS (
-    SELECT f.citation_id, b.cap_id AS b_id, b.capture_time AS b_time,
-        a.cap_id AS a_id, a.capture_time AS a_time
+    SELECT f.citation_id, f.at_time, f.window_start, f.window_end, f.kh,
+        b.cap_id AS b_id, b.capture_time AS b_time
     FROM frontier AS f
-    ASOF LEFT JOIN usable AS b ON f.key = b.ckey AND f.at_time >= b.capture_time
-    ASOF LEFT JOIN usable AS a ON f.key = a.ckey AND f.at_time <= a.capture_time
+    ASOF LEFT JOIN usable AS b ON f.kh = b.kh AND f.at_time >= b.capture_time
+),
+ua AS (
+    SELECT u.*, a.cap_id AS a_id, a.capture_time AS a_time
+    FROM u
+    ASOF LEFT JOIN usable AS a ON u.kh = a.kh AND u.at_time <= a.capture_time
 ),
 u_pick AS (
-    SELECT f.citation_id, f.hop, f.key, f.at_time, f.window_start, f.window_end, f.visited,
-        CASE WHEN u.b_time >= f.window_start THEN u.b_id END AS b_id,
-        CASE WHEN u.b_time >= f.window_start THEN u.b_time END AS b_time,
-        CASE WHEN u.a_time <= f.window_end THEN u.a_id END AS a_id,
-        CASE WHEN u.a_time <= f.window_end THEN u.a_time END AS a_time
-    FROM frontier AS f
-    JOIN u USING (citation_id)
+    SELECT citation_id, at_time, window_start, window_end, kh,
+        CASE WHEN b_time >= window_start THEN b_id END AS b_id,
+        CASE WHEN b_time >= window_start THEN b_time END AS b_time,
+        CASE WHEN a_time <= window_end THEN a_id END AS a_id,
+        CASE WHEN a_time <= window_end THEN a_time END AS a_time
+    FROM ua
 ),
 unmatched AS (
-    SELECT * FROM u_pick WHERE b_id IS NULL AND a_id IS NULL
+    SELECT citation_id, at_time, window_start, window_end, kh
+    FROM u_pick WHERE b_id IS NULL AND a_id IS NULL
+),
+anyslot AS (
+    SELECT kh, capture_time, any_id AS cap_id FROM slots
+    WHERE kh IN (SELECT kh FROM unmatched)
 ),
 x AS (
-    SELECT f.citation_id, b.cap_id AS b_id, b.capture_time AS b_time,
-        a.cap_id AS a_id, a.capture_time AS a_time
+    SELECT f.*, b.cap_id AS b_id, b.capture_time AS b_time
     FROM unmatched AS f
-    ASOF LEFT JOIN anyslot AS b ON f.key = b.ckey AND f.at_time >= b.capture_time
-    ASOF LEFT JOIN anyslot AS a ON f.key = a.ckey AND f.at_time <= a.capture_time
+    ASOF LEFT JOIN anyslot AS b ON f.kh = b.kh AND f.at_time >= b.capture_time
 ),
-x_pick AS (
-    SELECT f.citation_id,
-        CASE WHEN x.b_time >= f.window_start THEN x.b_id END AS b_id,
-        CASE WHEN x.b_time >= f.window_start THEN x.b_time END AS b_time,
-        CASE WHEN x.a_time <= f.window_end THEN x.a_id END AS a_id,
-        CASE WHEN x.a_time <= f.window_end THEN x.a_time END AS a_time
-    FROM unmatched AS f
-    JOIN x USING (citation_id)
+xa AS (
+    SELECT x.*, a.cap_id AS a_id, a.capture_time AS a_time
+    FROM x
+    ASOF LEFT JOIN anyslot AS a ON x.kh = a.kh AND x.at_time <= a.capture_time
+),
+picks AS (
+    SELECT citation_id, at_time, b_id, b_time, a_id, a_time FROM u_pick
+    WHERE b_id IS NOT NULL OR a_id IS NOT NULL
+    UNION ALL
+    SELECT citation_id, at_time,
+        CASE WHEN b_time >= window_start THEN b_id END,
+        CASE WHEN b_time >= window_start THEN b_time END,
+        CASE WHEN a_time <= window_end THEN a_id END,
+        CASE WHEN a_time <= window_end THEN a_time END
+    FROM xa
+),
+chosen AS (
+    SELECT citation_id,
+        CASE WHEN a_id IS NULL OR (b_id IS NOT NULL AND at_time - b_time <= a_time - at_time)
+            THEN b_id ELSE a_id END AS cap_id
+    FROM picks
 )
-SELECT
-    p.citation_id, p.hop, p.key, p.at_time, p.window_start, p.window_end, p.visited,
-    CASE
-        WHEN p.b_id IS NOT NULL OR p.a_id IS NOT NULL THEN
-            CASE WHEN p.a_id IS NULL OR (p.b_id IS NOT NULL
-                AND p.at_time - p.b_time <= p.a_time - p.at_time) THEN p.b_id ELSE p.a_id END
-        ELSE
-            CASE WHEN q.a_id IS NULL OR (q.b_id IS NOT NULL
-                AND p.at_time - q.b_time <= q.a_time - p.at_time) THEN q.b_id ELSE q.a_id END
-    END AS cap_id
-FROM u_pick AS p
-LEFT JOIN x_pick AS q USING (citation_id)
+SELECT f.citation_id, f.hop, f.key, f.at_time, f.window_start, f.window_end, f.visited,
+    ch.cap_id
+FROM frontier AS f
+LEFT JOIN chosen AS ch USING (citation_id)

@@ -3,6 +3,6 @@
 -- Inputs: matches (citation_id, cap_id), caps.
 SELECT DISTINCT c.target_uri, c.redirect_location
 FROM matches AS m
-JOIN caps AS c USING (cap_id)
+JOIN caps AS c ON c.cap_id = m.cap_id AND c.ckey = m.key
 WHERE c.http_status BETWEEN 300 AND 399 AND c.redirect_location IS NOT NULL
 ORDER BY 1, 2

@@ -4,6 +4,6 @@
 -- the codebook's tracking globs as one RE2 pattern over the query string.
 SELECT DISTINCT target_uri
 FROM caps_raw
-WHERE target_uri IS NOT NULL
+WHERE target_uri LIKE '%?%'
     AND regexp_matches(regexp_extract(target_uri, '\?([^#]*)', 1), $tracking_re)
 ORDER BY target_uri
