@@ -152,6 +152,12 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
         con.execute("DROP TABLE frontier")
         duck.create_table(con, "frontier", "alignment/select_next_frontier",
                           {"hop": hop, "max_hops": MAX_HOPS})
+    con.execute("DROP TABLE IF EXISTS frontier")
+    con.execute("DROP TABLE slots")
+    duck.create_table(con, "later", "alignment/select_later_captures")
+    duck.create_table(con, "details", "alignment/select_capture_details")
+    duck.create_table(con, "invalid_keys", "alignment/select_invalid_keys")
+    con.execute("DROP TABLE caps")  # the biggest table: free it before the final join
     _load_originals(con, originals)
     return duck.query(con, "alignment/select_citation_captures", {"max_hops": MAX_HOPS})
 
@@ -173,6 +179,7 @@ def _load_captures(con: duckdb.DuckDBPyConnection, paths: list[str], codebook: C
     keyed = canonical_table(uris.column("target_uri").to_pylist(), codebook.is_tracking_param)
     con.register("capkeys", keyed.rename_columns(
         ["target_uri", "canonical_url", "canonical_key", "url_error"]))
+    duck.create_table(con, "files", "alignment/select_capture_files")
     duck.create_table(con, "caps", "alignment/select_alignment_caps")
     duck.create_table(con, "slots", "alignment/select_alignment_slots")
 

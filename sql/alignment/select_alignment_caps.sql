@@ -1,16 +1,15 @@
--- Purpose: the capture rows alignment can use: HTTP responses and revisits, keyed by the
--- canonical key (and its 64-bit hash `kh`, the ASOF join key: integer sorts are far cheaper
--- than string sorts; every match is checked against the key itself afterwards), with the
--- reason a record is unusable (NULL when usable). `cap_id` orders records as written
--- (file rank in the high bits, byte offset in the low 40), so "last written" is max(cap_id).
+-- Purpose: the narrow capture table the alignment joins over (HTTP responses and revisits):
+-- `cap_id` (write order), the canonical key as two independent 64-bit hashes (`kh` is the
+-- ASOF join key — integer sorts are far cheaper than string sorts — and `kh2` confirms every
+-- match, so two keys are confused only if both hashes collide), the content digest as a hash
+-- (`dh`), and the reason a record is unusable (NULL when usable). Wide columns (URIs,
+-- digests) stay in parquet and are fetched only for the records a citation lands on
+-- (select_capture_details). A revisit's own WARC-Truncated says nothing about the payload,
+-- which its original carries.
 -- Grain: one row per capture record. Inputs: caps_raw (CAPTURE_SCHEMA rows of the crawl
--- dates read; a revisit's own WARC-Truncated says nothing about the payload, which its
--- original carries), capkeys (target_uri → canonical_key for URIs with tracking parameters).
-WITH files AS (
-    SELECT file, row_number() OVER (ORDER BY file) AS file_rank
-    FROM (SELECT DISTINCT file FROM caps_raw)
-),
-keyed AS (
+-- dates read), capkeys (target_uri → canonical_key for URIs with tracking parameters),
+-- files (select_capture_files).
+WITH keyed AS (
     SELECT r.*, coalesce(k.canonical_key, r.urlkey) AS ckey
     FROM caps_raw AS r
     LEFT JOIN capkeys AS k ON k.target_uri = r.target_uri
@@ -21,8 +20,14 @@ keyed AS (
 SELECT
     (f.file_rank << 40) + r.offset AS cap_id,
     hash(r.ckey) AS kh,
-    r.ckey, r.file, r.offset, r.record_type, r.target_uri, r.capture_time, r.http_status,
-    r.redirect_location, r.cdx_digest, r.payload_sha256, r.refers_to_uri, r.refers_to_date,
+    hash('k2:' || r.ckey) AS kh2,
+    r.capture_time,
+    r.http_status,
+    r.record_type = 'revisit' AS is_revisit,
+    hash(r.cdx_digest) AS dh,
+    CASE WHEN r.http_status BETWEEN 300 AND 399 THEN r.target_uri END AS redirect_base,
+    CASE WHEN r.http_status BETWEEN 300 AND 399 THEN r.redirect_location END
+        AS redirect_location,
     CASE
         WHEN r.capture_time IS NULL THEN 'capture_date_invalid'
         WHEN r.truncated AND r.record_type = 'response' THEN 'truncated_record'

@@ -1,34 +1,45 @@
 -- Purpose: the `citation_captures` table: each citation tied to the capture nearest its
 -- reference time inside the window (hop 0), the redirect chain followed to its final capture,
--- a revisit resolved to the payload it refers to (same-URI or URI-agnostic WARC-Refers-To,
--- else by payload digest), whether a later capture in the window has other content, and the
--- reason when no usable final payload exists. Grain: one row per citation.
--- Inputs: cites, hops, caps, origs; $max_hops.
+-- a revisit resolved to the payload it refers to (WARC-Refers-To-Target-URI and -Date, also
+-- for another URI, else the latest earlier response with its payload digest), whether a later
+-- usable 2xx capture in the window has another digest, and the reason when no usable final
+-- payload exists. Grain: one row per citation.
+-- Inputs: cites, citations (url), hops, details, origs, later,
+-- invalid_keys; $max_hops.
 WITH first_hop AS (
-    SELECT * FROM hops WHERE hop = 0
+    SELECT h.*, d.file, d.offset, d.record_type
+    FROM hops AS h
+    LEFT JOIN details AS d USING (cap_id)
+    WHERE h.hop = 0
 ),
 last_hop AS (
-    SELECT * FROM hops
-    QUALIFY row_number() OVER (PARTITION BY citation_id ORDER BY hop DESC) = 1
+    SELECT h.*, d.file, d.offset, d.record_type, d.target_uri, d.cdx_digest, d.payload_sha256,
+        d.refers_to_uri, d.refers_to_date
+    FROM (
+        SELECT h.* FROM hops AS h
+        JOIN (SELECT citation_id, max(hop) AS hop FROM hops GROUP BY citation_id)
+            USING (citation_id, hop)
+    ) AS h
+    LEFT JOIN details AS d USING (cap_id)
 ),
 revisits AS (
-    SELECT l.citation_id, l.key, l.capture_time, l.cdx_digest,
-        coalesce(l.refers_to_uri, l.target_uri) AS ref_uri,
+    SELECT citation_id, key, capture_time, cdx_digest,
+        coalesce(refers_to_uri, target_uri) AS ref_uri,
         coalesce(
-            try_strptime(l.refers_to_date, '%Y-%m-%dT%H:%M:%SZ'),
-            try_strptime(l.refers_to_date, '%Y-%m-%dT%H:%M:%S.%fZ'),
-            try_strptime(l.refers_to_date, '%Y%m%d%H%M%S')
+            try_strptime(refers_to_date, '%Y-%m-%dT%H:%M:%SZ'),
+            try_strptime(refers_to_date, '%Y-%m-%dT%H:%M:%S.%fZ'),
+            try_strptime(refers_to_date, '%Y%m%d%H%M%S')
         )::TIMESTAMPTZ AS ref_time
-    FROM last_hop AS l
-    WHERE l.record_type = 'revisit'
+    FROM last_hop
+    WHERE record_type = 'revisit'
 ),
 candidates AS (
-    SELECT v.citation_id, o.*, 0 AS rank_how, (o.ckey = v.key) AS same_key
+    SELECT v.citation_id, o.*, 0 AS rank_how
     FROM revisits AS v
     JOIN origs AS o ON o.target_uri = v.ref_uri AND o.capture_time = v.ref_time
     WHERE v.cdx_digest IS NULL OR o.cdx_digest IS NULL OR o.cdx_digest = v.cdx_digest
     UNION ALL
-    SELECT v.citation_id, o.*, 1 AS rank_how, (o.ckey = v.key) AS same_key
+    SELECT v.citation_id, o.*, 1 AS rank_how
     FROM revisits AS v
     JOIN origs AS o ON o.cdx_digest = v.cdx_digest
     WHERE o.capture_time <= v.capture_time
@@ -40,25 +51,11 @@ resolved AS (
     FROM candidates
     QUALIFY row_number() OVER (
         PARTITION BY citation_id
-        ORDER BY rank_how, same_key DESC, (problem IS NULL) DESC, capture_time DESC,
-            file DESC, "offset" DESC) = 1
-),
-later AS (
-    SELECT l.citation_id, min(c.capture_time) AS later_capture_time
-    FROM last_hop AS l
-    JOIN cites AS ci USING (citation_id)
-    JOIN caps AS c ON c.kh = hash(l.key) AND c.ckey = l.key
-        AND c.capture_time > l.capture_time
-    WHERE c.capture_time <= ci.window_end AND c.problem IS NULL
-        AND c.http_status BETWEEN 200 AND 299 AND l.http_status BETWEEN 200 AND 299
-        AND c.cdx_digest IS DISTINCT FROM l.cdx_digest
-    GROUP BY l.citation_id
-),
-invalid_dates AS (
-    SELECT DISTINCT ckey FROM caps WHERE capture_time IS NULL
+        ORDER BY rank_how, (problem IS NULL) DESC, capture_time DESC, file DESC,
+            "offset" DESC) = 1
 )
 SELECT
-    ci.answer_id, ci.claim_id, ci.citation_id, ci.url, ci.canonical_url, ci.canonical_key,
+    ci.answer_id, ci.claim_id, ci.citation_id, c.url, ci.canonical_key,
     ci.reference_time, ci.reference_source, ci.window_start, ci.window_end,
     f.file, f.offset, f.capture_time, f.record_type,
     date_diff('microsecond', ci.reference_time, f.capture_time) / 1e6 AS drift_seconds,
@@ -77,11 +74,11 @@ SELECT
     r.orig_time AS revisit_original_time,
     lt.later_capture_time,
     lt.later_capture_time IS NOT NULL AS later_content_differs,
-    l.visited AS chain_keys,
+    CASE WHEN l.hop > 0 THEN l.visited END AS chain_keys,
     CASE
         WHEN ci.url_error IS NOT NULL THEN ci.url_error
         WHEN ci.reference_time IS NULL THEN 'no_reference_time'
-        WHEN f.cap_id IS NULL AND ci.canonical_key IN (SELECT ckey FROM invalid_dates)
+        WHEN f.cap_id IS NULL AND hash(ci.canonical_key) IN (SELECT kh FROM invalid_keys)
             THEN 'capture_date_invalid'
         WHEN f.cap_id IS NULL THEN 'no_capture_in_window'
         WHEN l.cap_id IS NULL THEN 'redirect_target_not_captured'
@@ -102,4 +99,5 @@ LEFT JOIN first_hop AS f USING (citation_id)
 LEFT JOIN last_hop AS l USING (citation_id)
 LEFT JOIN resolved AS r USING (citation_id)
 LEFT JOIN later AS lt USING (citation_id)
+LEFT JOIN citations AS c USING (citation_id)
 ORDER BY ci.answer_id, ci.claim_id, ci.citation_id

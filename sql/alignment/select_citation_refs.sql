@@ -5,8 +5,6 @@ SELECT
     c.answer_id,
     c.claim_id,
     c.citation_id,
-    c.url,
-    k.canonical_url,
     k.canonical_key,
     CASE WHEN c.url IS NULL OR trim(c.url) = '' THEN 'no_url' ELSE k.url_error END AS url_error,
     coalesce(c.retrieved_at, a.observed_at::TIMESTAMPTZ) AS reference_time,

@@ -3,7 +3,7 @@
 -- or before, nearest at or after), the nearer one wins (before on a tie). Usable records are
 -- preferred; only when none is in the window is the nearest unusable one returned, so its
 -- problem becomes the reason. Keys are compared by their 64-bit hash here; insert_hop_rows
--- drops a match whose key differs (a collision), never uses it. Grain: one row per frontier
+-- confirms each match with a second hash and drops a collision, never uses it. Grain: one row per frontier
 -- row. Inputs: frontier, slots.
 WITH usable AS (
     SELECT kh, capture_time, usable_id AS cap_id FROM slots
@@ -63,7 +63,7 @@ chosen AS (
             THEN b_id ELSE a_id END AS cap_id
     FROM picks
 )
-SELECT f.citation_id, f.hop, f.key, f.at_time, f.window_start, f.window_end, f.visited,
-    ch.cap_id
+SELECT f.citation_id, f.hop, f.key, f.kh, f.kh2, f.at_time, f.window_start, f.window_end,
+    f.visited, ch.cap_id
 FROM frontier AS f
 LEFT JOIN chosen AS ch USING (citation_id)
