@@ -4,6 +4,7 @@ demo case classified exactly as planted through real Dagster runs, real-WARC pay
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -153,6 +154,35 @@ def test_unknown_is_never_pass_or_dead_and_every_citation_has_one_row(demo_run) 
             assert 200 <= r["final_status"] < 300 and r["reason"] == "ok"
     planted_plans = truth["planted"]["warc"]
     assert planted_plans.get("truncated_records", 0) >= 1
+
+
+def test_crawl_plans_of_the_random_corpus_agree_with_l1(demo_run) -> None:
+    """Sources the generator planned as never captured, looping or dead from the start are
+    classified so (a citation whose URL was deliberately malformed says invalid_url)."""
+    from datetime import date
+
+    from citeaudit.demo_corpus.world import Params, World, web_source
+
+    _, derived, truth = demo_run
+    gen = truth["generator"]
+    world = World.for_params(Params(gen["seed"], gen["answers"], gen["days"],
+                                    date.fromisoformat(gen["start_date"])))
+    plans = {}
+    for g in range(world.scale.n_web):
+        src = web_source(world, g)
+        plans[src.source_id] = src
+    cited = {r["citation_id"]: r for r in _rows(derived, "citations", depth=1)}
+    expected = {"never_captured": {("unknown", "no_capture_in_window")},
+                "loop": {("dead", "redirect_loop")},
+                "dead": {("dead", "http_404"), ("dead", "http_410")}}
+    seen = Counter()
+    for r in _rows(derived, "citation_existence"):
+        src = plans.get(cited[r["citation_id"]]["source_id"])
+        if src is None or src.plan not in expected or r["reason"] in ("invalid_url", "no_url"):
+            continue
+        assert (r["state"], r["reason"]) in expected[src.plan], (src.plan, r)
+        seen[src.plan] += 1
+    assert seen["dead"] > 0 and sum(seen.values()) >= 3, seen
 
 
 # ------------------------------------------------------------------------- real WARCs
