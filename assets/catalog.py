@@ -19,6 +19,10 @@ CATALOGUED = [
     "support_labels",
     "review_queue",
     "annotation_agreement",
+    "citation_captures",
+    "citation_existence",
+    "payload_texts",
+    "passage_checks",
 ]
 
 
