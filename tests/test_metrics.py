@@ -28,7 +28,7 @@ from _contract_tables import (
 from assets.metrics import metrics as metrics_asset
 from citeaudit import cli, demo_corpus
 from citeaudit.metrics import compute_partition
-from citeaudit.stats import hajek_ratio, wilson
+from citeaudit.stats import hajek_wilson, wilson
 from pipelines.partitions import codebook, judged_key
 from pipelines.resources import PathsResource
 
@@ -131,8 +131,8 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
     assert r["estimate"] == pytest.approx(hajek)
     queries = sorted({f"q{int(i[1:]) // 2:02d}" for i in resolved})
     assert (r["method"], r["weighting"], r["cluster_by"], r["n_clusters"]) == (
-        "hajek_linearized", "inverse_inclusion_prob", "query", len(queries))
-    expect = hajek_ratio([y[i] for i in resolved], [w[i] for i in resolved],
+        "hajek_wilson", "inverse_inclusion_prob", "query", len(queries))
+    expect = hajek_wilson([y[i] for i in resolved], [w[i] for i in resolved],
                          clusters=[int(i[1:]) // 2 for i in resolved])
     assert (r["ci_low"], r["ci_high"]) == pytest.approx((expect.low, expect.high))
     assert 0.0 <= r["ci_low"] <= r["estimate"] <= r["ci_high"] <= 1.0
@@ -280,14 +280,14 @@ def test_metrics_on_the_demo_pipeline_match_the_daily_tables(
 
 
 def test_a_weighted_rate_of_100_percent_keeps_an_interval(tmp_path: Path) -> None:
-    """All resolved units pass: the linearized variance is 0, so the row falls back to Wilson
-    on the effective sample size; the interval never claims certainty."""
+    """All resolved units pass: the linearized variance is 0, so the effective sample size is
+    Kish's over the queries' weight totals; the interval never claims certainty."""
     answers = answer_rows(24)
     write_daily(tmp_path, answers)
     write_existence(tmp_path, {a["answer_id"]: "pass" for a in answers})
     r = row(compute_partition(tmp_path, DATE, VERSION).table.to_pylist(), "existence_rate")
     assert (r["numerator"], r["denominator"], r["estimate"]) == (24, 24, 1.0)
-    assert r["method"] == "wilson_effective_n"
+    assert r["method"] == "hajek_wilson"
     totals = {}
     for a in answers:
         totals[a["query_id"]] = totals.get(a["query_id"], 0) + 1 / a["inclusion_prob"]

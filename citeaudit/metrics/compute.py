@@ -7,9 +7,10 @@ unresolved); DuckDB counts them per stratum and margin (``count_metric_strata.sq
 
 * unweighted metrics, and weighted rows whose units are one per query with one design
   weight: Wilson on the counts (the weighted and unweighted rates coincide);
-* other weighted rows: the Hájek ratio with weight 1/inclusion_prob and its linearized
-  interval with queries as ultimate clusters (the citations, claims and engines' answers of
-  one query move together); coverage checked by simulation (tests/test_stats_coverage.py);
+* other weighted rows: the Hájek ratio with weight 1/inclusion_prob and a Wilson interval on
+  its design-based effective sample size p(1-p)/se², se from the linearized variance with
+  queries as ultimate clusters (the citations, claims and engines' answers of one query move
+  together); coverage checked by simulation (tests/test_stats_coverage.py);
   beside it, for rows that span several domains, a percentile cluster bootstrap by domain
   (fixed seed) as a sensitivity interval: how much the rate moves when whole domains do;
 * means (tokens per served answer): the mean with a t interval.
@@ -33,7 +34,7 @@ import pyarrow as pa
 from citeaudit import duck
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import METRICS, MetricDef
-from citeaudit.stats import Interval, cluster_bootstrap, hajek_ratio, wilson, wilson_bounds
+from citeaudit.stats import Interval, cluster_bootstrap, hajek_ratio, hajek_wilson, wilson
 
 BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 20240601
@@ -149,26 +150,8 @@ def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None
     if equal and int(row["n_queries"]) == den:
         return wilson(num, den), "inverse_inclusion_prob (equal in row)", None, None
     assert group is not None
-    iv = hajek_ratio(group.y, group.w, clusters=group.query)
-    if iv.estimate in (0.0, 1.0) and m.kind == "rate":
-        iv = _wilson_effective(group, iv)
+    iv = hajek_wilson(group.y, group.w, clusters=group.query)
     return iv, "inverse_inclusion_prob", "query", int(row["n_queries"])
-
-
-def _wilson_effective(group: _Units, hajek: Interval) -> Interval:
-    """Every unit agrees (rate 0 or 1): the linearized variance is 0 and its interval has no
-    width, which would claim certainty. Use Wilson on the effective sample size instead:
-    Kish's (sum W)^2 / sum W^2 over the query totals W of the weights (a query's units move
-    together, so the query is the unit of information)."""
-    totals = np.bincount(group.query, weights=group.w)
-    totals = totals[totals > 0]
-    n_eff = float(totals.sum() ** 2 / (totals**2).sum())
-    k = hajek.estimate * n_eff
-    low, high = wilson_bounds(np.array([k]), np.array([n_eff]), hajek.alpha)
-    note = (f"all units agree: Wilson on the effective sample size {n_eff:.1f} "
-            "(Kish, over queries) instead of a zero-width linearized interval")
-    return Interval(hajek.estimate, float(low[0]), float(high[0]), hajek.n, "wilson_effective_n",
-                    hajek.sum_weights, hajek.alpha, None, (note,))
 
 
 def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: _Units | None,

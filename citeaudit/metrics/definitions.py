@@ -195,14 +195,14 @@ METHODS: dict[str, str] = {
     "wilson": "Wilson score interval on the unweighted counts (statsmodels); used for "
     "unweighted metrics and for rows whose units are one per query with one design weight, "
     "where the weighted and unweighted rates coincide. Coverage checked by simulation.",
-    "hajek_linearized": "Design-weighted (Hájek) ratio, weight 1/inclusion_prob of the answer, "
-    "with a Taylor-linearization t interval; for rates the queries are ultimate clusters (a "
-    "query's citations, claims and answers from several engines move together). Coverage of "
-    "the clustered interval checked by simulation (2,000 samples, 93.5-96.5%). For tokens "
-    "per served answer: the plain mean with a t interval.",
-    "wilson_effective_n": "For a weighted rate where every unit agrees (0% or 100%), where the "
-    "linearized interval has no width: Wilson on the effective sample size, Kish's "
-    "(ΣW)²/ΣW² over the queries' weight totals W.",
+    "hajek_wilson": "Design-weighted (Hájek) rate, weight 1/inclusion_prob of the answer, with "
+    "a Wilson interval on the design-based effective sample size p(1-p)/se², where se is the "
+    "Taylor-linearization standard error with queries as ultimate clusters (a query's "
+    "citations, claims and answers from several engines move together). When every unit "
+    "agrees (0% or 100%) the effective size is Kish's over the queries' weight totals. "
+    "Coverage checked by simulation on clustered unequal-probability samples (2,000 each, "
+    "93.5-96.5%), including a rare-event case where a symmetric interval under-covers.",
+    "hajek_linearized": "Tokens per served answer: the plain mean with a t interval.",
     "domain_bootstrap": "Sensitivity interval beside weighted rates that span several domains: "
     "percentile cluster bootstrap resampling whole domains (2,000 replicates, fixed seed). It "
     "shows how far the rate moves when the domain mix does; with few domains it is unstable "
