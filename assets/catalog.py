@@ -13,6 +13,9 @@ CATALOGUED = [
     "captures",
     "claim_checks",
     "answer_checks",
+    "scholarly_records",
+    "metadata_checks",
+    "claim_independence",
 ]
 
 

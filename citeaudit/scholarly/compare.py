@@ -138,12 +138,16 @@ def _main_title(title: str) -> str:
     return re.split(r":|\s[-–—]\s", title, maxsplit=1)[0]
 
 
+STOPWORDS = frozenset({"the", "and", "for", "with", "from", "into", "its", "are", "was", "our",
+                       "not", "but", "via", "per", "des", "der", "die", "und", "les", "una"})
+
+
 def _word_gaps(a: str, b: str) -> list[str]:
-    """Content words (4+ letters) of either title with no close counterpart (rapidfuzz ratio
-    80, so typos pass) in the other: a substituted word fails a title that a character ratio
-    over a long string would still accept."""
-    wa = [w for w in a.split() if len(w) > 3]
-    wb = [w for w in b.split() if len(w) > 3]
+    """Content words (3+ letters, not stop words) of either title with no close counterpart
+    (rapidfuzz ratio 80, so typos pass) in the other: a substituted word fails a title that a
+    character ratio over a long string would still accept."""
+    wa = [w for w in a.split() if len(w) > 2 and w not in STOPWORDS]
+    wb = [w for w in b.split() if len(w) > 2 and w not in STOPWORDS]
     gaps = []
     for words, other in ((wa, wb), (wb, wa)):
         for w in words:
@@ -249,13 +253,14 @@ def _registry_outcome(checks: dict[str, FieldCheck]) -> str:
 def best_candidate(cited: Cited, works: tuple[Work, ...], th: Thresholds
                    ) -> tuple[Work | None, float]:
     """The search result whose title is closest to the cited one, if it reaches the
-    codebook's ``search_similarity``; also the best score seen (for the explanation)."""
-    best, score = None, 0.0
+    codebook's ``search_similarity`` with no differing content word (a near-namesake with
+    another subject is another paper); also the best score seen (for the explanation)."""
+    best, score, gaps = None, 0.0, ["-"]
     for w in works:
-        s = title_score(cited.title or "", w.titles)
-        if s > score:
-            best, score = w, s
-    return (best if score >= th.search_similarity else None), score
+        s, g = title_match(cited.title or "", w.titles)
+        if (not g, s) > (not gaps, score):
+            best, score, gaps = w, s, g
+    return (best if score >= th.search_similarity and not gaps else None), score
 
 
 # --------------------------------------------------------------------------- combined
