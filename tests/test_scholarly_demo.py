@@ -108,3 +108,59 @@ def test_claim_independence_counts_shared_origins_once(run):
         '{derived}/claim_independence/*/*/data.parquet')
         WHERE has_shared_source""").fetchall()[0][0]
     assert shared > 0
+
+
+def _materialize(raw: Path, derived: Path, home: Path, **resources) -> list[dict]:
+    import os
+    import shutil
+
+    from assets.scholarly import check_metadata
+    from pipelines.partitions import judged_key
+    from pipelines.resources import PathsResource
+
+    os.environ["DAGSTER_HOME"] = str(home)
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "dagster.yaml", home / "dagster.yaml")
+    with dg.DagsterInstance.get() as instance:
+        instance.add_dynamic_partitions("codebook", ["v1"])
+        result = dg.materialize(
+            [check_metadata],
+            partition_key=judged_key("2026-11-01", "v1"),
+            resources={"paths": PathsResource(raw_dir=str(raw), derived_dir=str(derived)),
+                       **resources},
+            instance=instance,
+        )
+        assert result.success
+    path = derived / "metadata_checks" / "observation_date=2026-11-01" / "codebook=v1"
+    con = duckdb.connect()
+    return con.sql(f"""SELECT citation_id, outcome, mismatch_fields, retracted, candidate_doi,
+        retraction_status, registries_agree
+        FROM read_parquet('{path}/data.parquet')
+        ORDER BY citation_id""").to_arrow_table().to_pylist()
+
+
+def test_offline_run_checks_from_the_cache_and_fails_closed_without_it(run, tmp_path):
+    import shutil
+
+    from pipelines.resources import CrossrefResource, OpenAlexResource
+
+    raw, derived, _, _ = run
+    online = _checks(derived)
+    want = sorted((r["citation_id"], r["outcome"], r["mismatch_fields"], r["retracted"],
+                   r["candidate_doi"]) for r in online
+                  if r["codebook"] == "v1" and str(r["observation_date"]) == "2026-11-01")
+    offline = {"crossref": CrossrefResource(base_url="offline"),
+               "openalex": OpenAlexResource(base_url="offline")}
+    # a copy of the run's outputs: the registry cache is there, the registries are not
+    copy = tmp_path / "derived"
+    shutil.copytree(derived, copy)
+    rows = _materialize(raw, copy, tmp_path / "home1", **offline)
+    assert sorted((r["citation_id"], r["outcome"], r["mismatch_fields"], r["retracted"],
+                   r["candidate_doi"]) for r in rows) == want
+    # without the cache: every verdict is unresolvable, never a mismatch, a 404 or a pass
+    shutil.rmtree(copy / "scholarly_records")
+    rows = _materialize(raw, copy, tmp_path / "home2", **offline)
+    assert rows and {r["outcome"] for r in rows} == {"unresolvable"}
+    assert {r["retraction_status"] for r in rows} == {"unknown"}
+    assert all(r["mismatch_fields"] is None and r["retracted"] is None
+               and r["registries_agree"] is None for r in rows)
