@@ -121,7 +121,9 @@ def _extractor():
     import tldextract
 
     # the snapshot bundled with tldextract: never fetch the public suffix list at run time
-    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+    # private suffixes too: two github.io or blogspot.com sites are two publishers
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None,
+                                 include_psl_private_domains=True)
 
 
 def origin(url: str | None) -> str | None:

@@ -221,7 +221,8 @@ class RegistryMirror:
 
     def _openalex_search(self, req, query: dict, head: bool, fault: str) -> None:
         text = ""
-        for flt in (query.get("filter") or [""])[0].split(","):
+        # filters are comma-separated, but a title may hold commas: split only before a key
+        for flt in re.split(r",(?=[a-z_.]+:)", (query.get("filter") or [""])[0]):
             if flt.startswith(("title.search:", "display_name.search:")):
                 text = flt.split(":", 1)[1]
         text = text or (query.get("search") or [""])[0]
