@@ -17,7 +17,7 @@ from citeaudit import duck
 from citeaudit.scholarly import compare
 from citeaudit.scholarly.cache import RecordStore
 from citeaudit.scholarly.clients import parse_lookup
-from citeaudit.scholarly.doi import citation_doi, find_in_url
+from citeaudit.scholarly.doi import find_in_text, find_in_url, normalize
 from citeaudit.scholarly.records import surname
 
 CHECK_SCHEMA = pa.schema([
@@ -33,6 +33,8 @@ CHECK_SCHEMA = pa.schema([
     ("venue_similarity", pa.float64()), ("explanation", pa.string()),
 ])
 OUTCOMES = ("consistent", "mismatch", "not_found", "unmatched", "unresolvable")
+VERDICT_COLUMNS = frozenset(CHECK_SCHEMA.names) - {"answer_id", "claim_id", "citation_id", "doi",
+                                                  "doi_source", "doi_note"}
 
 
 def crossref_query(cited: compare.Cited) -> str:
@@ -67,52 +69,68 @@ def _retraction_status(v: compare.Verdict) -> str:
     return "none"
 
 
+def _doi_maps(cites: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """DOI normalization once per distinct ``doi`` field value and per distinct URL."""
+    fields = sorted({v for v in cites.column("doi").to_pylist() if v is not None})
+    doi_map = pa.table({"doi_field": pa.array(fields, pa.string()),
+                        "doi": pa.array([normalize(v) or find_in_text(v) for v in fields],
+                                        pa.string())})
+    urls = sorted({v for v in cites.column("url").to_pylist() if v is not None})
+    found = [(u, find_in_url(u)) for u in urls]
+    found = [(u, d) for u, d in found if d]
+    url_map = pa.table({"url": pa.array([u for u, _ in found], pa.string()),
+                        "doi": pa.array([d for _, d in found], pa.string())})
+    return doi_map, url_map
+
+
 def check_citations(citations: pa.Table, store: RecordStore,
                     th: compare.Thresholds) -> pa.Table:
-    """One ``metadata_checks`` row per citation with a DOI or scholarly metadata."""
+    """One ``metadata_checks`` row per citation with a DOI or scholarly metadata.
+
+    SQL selects the citations and joins the verdicts back; Python normalizes each distinct DOI
+    field / URL once and decides each distinct (DOI, cited fields) combination once.
+    """
     con = duck.connect()
     con.register("citations", citations)
-    rows = duck.query(con, "scholarly/select_scholarly_citations").to_pylist()
-    prepared = []
-    for row in rows:
-        found = citation_doi(row.get("doi"), row.get("url"))
-        prepared.append((row, found, _cited(row)))
+    cites = duck.query(con, "scholarly/select_scholarly_citations")
+    doi_map, url_map = _doi_maps(cites)
+    con.register("cites", cites)
+    con.register("doi_map", doi_map)
+    con.register("url_map", url_map)
+    resolved = duck.query(con, "scholarly/resolve_citation_dois")
+    con.register("resolved", resolved)
+    keys = duck.query(con, "scholarly/select_distinct_cited").to_pylist()
+    cited_of = [_cited(k) for k in keys]
     # look every identifier / search up once, in a stable order
-    dois = sorted({f.doi for _, f, _ in prepared if f.doi})
-    searches = sorted({c for _, f, c in prepared if not f.doi and c.title}, key=repr)
-    for doi in dois:
+    for doi in sorted({k["doi"] for k in keys if k["doi"]}):
         for registry in ("crossref", "openalex"):
             store.get(registry, "work", doi)
-    for cited in searches:
+    for cited in sorted({c for k, c in zip(keys, cited_of, strict=True)
+                         if not k["doi"] and c.title}, key=repr):
         store.get("crossref", "search", crossref_query(cited))
         store.get("openalex", "search", cited.title or "")
-
-    @cache
-    def verdict(doi: str | None, cited: compare.Cited) -> compare.Verdict:
+    rows = []
+    for key, cited in zip(keys, cited_of, strict=True):
+        doi = key["doi"]
         if doi:
-            cr = store.get("crossref", "work", doi)
-            oa = store.get("openalex", "work", doi)
+            cr, oa = (parse_lookup(store.get(r, "work", doi)) for r in ("crossref", "openalex"))
         elif cited.title:
-            cr = store.get("crossref", "search", crossref_query(cited))
-            oa = store.get("openalex", "search", cited.title)
+            cr = parse_lookup(store.get("crossref", "search", crossref_query(cited)))
+            oa = parse_lookup(store.get("openalex", "search", cited.title))
         else:
-            return compare.decide(cited, None, compare.Lookup("crossref", "skipped"),
-                                  compare.Lookup("openalex", "skipped"), th)
-        return compare.decide(cited, doi, parse_lookup(cr), parse_lookup(oa), th)
-
-    out = []
-    for row, found, cited in prepared:
-        v = verdict(found.doi, cited)
+            cr, oa = compare.Lookup("crossref", "skipped"), compare.Lookup("openalex", "skipped")
+        v = compare.decide(cited, doi, cr, oa, th)
         r = v.row()
         r.pop("concern")
-        out.append({
-            "answer_id": row["answer_id"], "claim_id": row["claim_id"],
-            "citation_id": row["citation_id"], "doi": found.doi, "doi_source": found.source,
-            "doi_note": found.note or None, **r,
-            "retraction_status": _retraction_status(v),
-            "expression_of_concern": v.concern,
-        })
-    return pa.Table.from_pylist(out, schema=CHECK_SCHEMA)
+        rows.append({**key, **r, "retraction_status": _retraction_status(v),
+                     "expression_of_concern": v.concern})
+    key_schema = resolved.schema
+    schema = pa.schema([key_schema.field(n) for n in ("doi", "title", "authors", "year",
+                                                      "venue")]
+                       + [f for f in CHECK_SCHEMA if f.name in VERDICT_COLUMNS])
+    con.register("verdicts", pa.Table.from_pylist(rows, schema=schema))
+    out = duck.query(con, "scholarly/join_metadata_checks")
+    return out.cast(CHECK_SCHEMA)
 
 
 # --------------------------------------------------------------------------- independence
