@@ -9,6 +9,8 @@ one request per new lookup, and a second run none.
 from __future__ import annotations
 
 import json
+import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -27,20 +29,33 @@ def run(tmp_path_factory: pytest.TempPathFactory):
     mp.setenv("DAGSTER_HOME", str(base / "home"))
     for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL"):
         mp.delenv(var, raising=False)
-    assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0
-    first = _requests(base / "home")
-    assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0
-    second = _requests(base / "home")
-    mp.undo()
+    try:
+        assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0
+        first = _requests(base / "home")
+        assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0
+        second = _requests(base / "home")
+    finally:
+        mp.undo()
     return raw, derived, first, second
+
+
+@contextmanager
+def _dagster_home(home: Path):
+    """DAGSTER_HOME pointed at ``home`` for the block, restored after (no leak to other tests)."""
+    before = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(home)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("DAGSTER_HOME", None)
+        else:
+            os.environ["DAGSTER_HOME"] = before
 
 
 def _requests(home: Path) -> list[dict]:
     """requests_made / citations_checked of every metadata_checks materialization so far."""
-    import os
-
-    os.environ["DAGSTER_HOME"] = str(home)
-    with dg.DagsterInstance.get() as instance:
+    with _dagster_home(home), dg.DagsterInstance.get() as instance:
         events = instance.fetch_materializations(dg.AssetKey("metadata_checks"), limit=1000)
         out = []
         for rec in events.records:
@@ -111,17 +126,15 @@ def test_claim_independence_counts_shared_origins_once(run):
 
 
 def _materialize(raw: Path, derived: Path, home: Path, **resources) -> list[dict]:
-    import os
     import shutil
 
     from assets.scholarly import check_metadata
     from pipelines.partitions import judged_key
     from pipelines.resources import PathsResource
 
-    os.environ["DAGSTER_HOME"] = str(home)
     home.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(Path(__file__).resolve().parents[1] / "dagster.yaml", home / "dagster.yaml")
-    with dg.DagsterInstance.get() as instance:
+    with _dagster_home(home), dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("codebook", ["v1"])
         result = dg.materialize(
             [check_metadata],
