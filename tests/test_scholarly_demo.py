@@ -84,14 +84,17 @@ def test_every_planted_case_gets_its_expected_verdict(run):
     seen = set()
     for row in rows:
         want = expected[row["source_id"]]
-        got = (row["outcome"], row["mismatch_fields"], row["retracted"], row["candidate_doi"])
+        got = (row["outcome"], row["mismatch_fields"], row["retracted"], row["candidate_doi"],
+               row["registries_agree"])
         assert got == (want["outcome"], want["mismatch_fields"], want["retracted"],
-                       want["candidate_doi"]), (row["source_id"], want, row["explanation"])
+                       want["candidate_doi"], want["registries_agree"]), \
+            (row["source_id"], want, row["explanation"])
         seen.add(want["defect"])
     # the corpus exercises every kind of planted case
     assert {"none", "year", "title", "first_author", "fabricated_doi", "no_doi",
             "no_doi_registered"} <= seen, seen
     assert any(r["retracted"] for r in rows)
+    assert any(r["registries_agree"] is False for r in rows)
     assert all(r["outcome"] != "unresolvable" for r in rows)
 
 

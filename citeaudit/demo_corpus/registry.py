@@ -19,7 +19,9 @@ must reach (``ground_truth.json`` → ``scholarly.sources``):
   registered under a synthetic DOI (DataCite's test prefix 10.5072), so the bibliographic search
   finds them → ``consistent`` with that ``candidate_doi``; a third of the registered ones are
   marked retracted in both registries (Crossref ``updated-by`` retraction, OpenAlex
-  ``is_retracted``) → ``retracted``; the others are in no registry → ``unmatched``.
+  ``is_retracted``) → ``retracted``; a third are in Crossref only (OpenAlex's search finds
+  nothing) → ``consistent`` with ``registries_agree`` false; the others are in no registry →
+  ``unmatched``.
 """
 
 from __future__ import annotations
@@ -218,13 +220,16 @@ def write_registry(out: Path, world: World, cited_web: list) -> dict:
             if src.scholarly is not None:
                 sources.append(src)
     titles = Counter(_norm_title(s.scholarly[0]) for s in sources)
-    messages: dict[str, tuple[dict, bool]] = {m["DOI"]: (m, False) for m in REAL_MESSAGES}
+    # DOI -> (Crossref message, retracted, registered in Crossref only)
+    messages: dict[str, tuple[dict, bool, bool]] = {m["DOI"]: (m, False, False)
+                                                    for m in REAL_MESSAGES}
     truth = []
     for src in sources:
         title, authors, year, venue, doi = src.scholarly
         defect = src.scholarly_defect
         row = {"source_id": src.source_id, "defect": defect or "none", "doi": doi or None,
-               "candidate_doi": None, "retracted": False, "mismatch_fields": None}
+               "candidate_doi": None, "retracted": False, "mismatch_fields": None,
+               "registries_agree": True}
         if defect in ("year", "title", "first_author"):
             row.update(outcome="mismatch", mismatch_fields=defect)
         elif defect == "fabricated_doi":
@@ -233,11 +238,11 @@ def write_registry(out: Path, world: World, cited_web: list) -> dict:
             pick = _stable(world.seed, "registered", src.source_id) % 6
             if titles[_norm_title(title)] == 1 and pick < 3:
                 cand = f"{REGISTERED_PREFIX}/demo.{src.source_id.removeprefix('src-')}"
-                retracted = pick == 0
+                retracted, crossref_only = pick == 0, pick == 1
                 messages[cand] = (_synthetic_message(cand, title, authors, year, venue,
-                                                     retracted), retracted)
+                                                     retracted), retracted, crossref_only)
                 row.update(outcome="consistent", candidate_doi=cand, retracted=retracted,
-                           defect="no_doi_registered")
+                           defect="no_doi_registered", registries_agree=not crossref_only)
             else:
                 row.update(outcome="unmatched", retracted=None)
         else:
@@ -245,9 +250,11 @@ def write_registry(out: Path, world: World, cited_web: list) -> dict:
         truth.append(row)
     for reg in ("crossref", "openalex"):
         (root / reg / "works").mkdir(parents=True, exist_ok=True)
-    for k, (doi, (msg, retracted)) in enumerate(sorted(messages.items())):
-        for reg, body in (("crossref", crossref_body(msg)),
-                          ("openalex", openalex_body(msg, 4300000000 + k, retracted))):
+    for k, (doi, (msg, retracted, crossref_only)) in enumerate(sorted(messages.items())):
+        bodies = [("crossref", crossref_body(msg))]
+        if not crossref_only:
+            bodies.append(("openalex", openalex_body(msg, 4300000000 + k, retracted)))
+        for reg, body in bodies:
             path = root / reg / "works" / _file_name(doi)
             path.write_text(json.dumps(body, ensure_ascii=False, indent=1, sort_keys=True)
                             + "\n", encoding="utf-8", newline="\n")
@@ -256,5 +263,6 @@ def write_registry(out: Path, world: World, cited_web: list) -> dict:
         "registry_works": len(messages),
         "expected_outcomes": dict(sorted(Counter(r["outcome"] for r in truth).items())),
         "retracted_sources": sum(1 for r in truth if r["retracted"]),
+        "registries_disagree_sources": sum(1 for r in truth if not r["registries_agree"]),
         "sources": truth,
     }
