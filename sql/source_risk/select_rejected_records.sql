@@ -1,0 +1,15 @@
+-- Purpose: `rejected_records`: every line that failed the contract, with its defect type, the
+-- stage that caught it, a reason and the raw text (nothing is lost). Grain: one row per
+-- rejected line. Input: sr_linked.
+SELECT
+    file,
+    line,
+    final_defect AS defect_type,
+    final_stage AS stage,
+    final_reason AS reason,
+    'answer_id=' || coalesce(answer_id, '?') || ' source_url=' || coalesce(source_url, '?')
+        AS detail,
+    raw
+FROM sr_linked
+WHERE final_defect IS NOT NULL
+ORDER BY file, line
