@@ -13,6 +13,10 @@ CATALOGUED = [
     "captures",
     "claim_checks",
     "answer_checks",
+    "source_risk_records",
+    "rejected_records",
+    "omission_endpoints",
+    "source_risk_claim_ledger",
 ]
 
 
