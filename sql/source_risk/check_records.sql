@@ -1,63 +1,64 @@
 -- Purpose: validate sealed source-risk records in seed 000 §III-C order and name the first
 -- defect: (1) required fields and hashes, (2) predicate types and evidence offsets,
 -- (3) dimension mapping and weights. Grain: one row per typed line, defect_type NULL when the
--- record conforms. Inputs: sr_sealed_records (seal_records
--- output) and sr_record_hashes(file, line, record_digest_calc).
+-- record conforms. Inputs: sr_typed, sr_sealed_tuples,
+-- sr_sealed_records, sr_record_hashes(file, line, record_digest_calc).
 -- Parameter: $roles (the codebook's source roles). "U", 0, JSON null and a missing key are kept
--- apart by their JSON types: only JSON null is an unresolved predicate.
+-- apart (JSON type, map key presence): only JSON null is an unresolved predicate.
 WITH pred AS (
     SELECT
         s.*,
+        st.answer_text_sha256,
+        st.source_text_sha256,
+        sr.tuple_digest,
+        sr.tuple_digest_calc,
         h.record_digest_calc,
         -- predicates whose key is missing or whose value is not 0, 1 or JSON null
         list_filter(['I', 'A', 'M', 'D'], lambda k:
-            json_type(s.preds_j -> k) IS NULL
-            OR NOT (json_type(s.preds_j -> k) = 'NULL'
-                    OR (json_type(s.preds_j -> k) IN ('UBIGINT', 'BIGINT')
-                        AND (s.preds_j ->> k) IN ('0', '1')))) AS bad_labels,
+            NOT map_contains(s.preds, k)
+            OR NOT (s.preds[k] IS NULL
+                    OR (json_type(s.preds[k]) IN ('UBIGINT', 'BIGINT')
+                        AND (s.preds[k] ->> '$') IN ('0', '1')))) AS bad_labels,
         list_filter(['I', 'A', 'M', 'D'], lambda k:
-            json_type(s.preds_j -> k) IN ('UBIGINT', 'BIGINT')) AS resolved
-    FROM sr_sealed_records AS s
+            json_type(s.preds[k]) IN ('UBIGINT', 'BIGINT')) AS resolved
+    FROM sr_typed AS s
+    JOIN sr_sealed_tuples AS st USING (file, line)
+    JOIN sr_sealed_records AS sr USING (file, line)
     JOIN sr_record_hashes AS h USING (file, line)
 ),
 ev AS (
     SELECT
         p.*,
+        list_filter(p.resolved, lambda k: p.ev IS NULL OR p.ev[k] IS NULL) AS no_span,
         list_filter(p.resolved, lambda k:
-            p.ev_type IS DISTINCT FROM 'OBJECT'
-            OR json_type(p.ev_j -> k) IS DISTINCT FROM 'OBJECT') AS no_span,
-        list_filter(p.resolved, lambda k:
-            (p.ev_j -> k ->> 'snapshot') IS DISTINCT FROM 'source'
-                AND (p.ev_j -> k ->> 'snapshot') IS DISTINCT FROM 'answer'
-            OR json_type(p.ev_j -> k -> 'start') NOT IN ('UBIGINT', 'BIGINT')
-            OR json_type(p.ev_j -> k -> 'end') NOT IN ('UBIGINT', 'BIGINT')
-            OR json_type(p.ev_j -> k -> 'start') IS NULL
-            OR json_type(p.ev_j -> k -> 'end') IS NULL
-            OR try_cast(p.ev_j -> k ->> 'start' AS BIGINT) < 0
-            OR try_cast(p.ev_j -> k ->> 'end' AS BIGINT)
-                <= try_cast(p.ev_j -> k ->> 'start' AS BIGINT)
-            OR try_cast(p.ev_j -> k ->> 'end' AS BIGINT) > length(
-                CASE WHEN (p.ev_j -> k ->> 'snapshot') = 'answer' THEN p.answer_text
+            p.ev[k].snapshot IS DISTINCT FROM 'source'
+                AND p.ev[k].snapshot IS DISTINCT FROM 'answer'
+            OR coalesce(json_type(p.ev[k]."start"), 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR coalesce(json_type(p.ev[k]."end"), 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR try_cast(p.ev[k]."start" ->> '$' AS BIGINT) < 0
+            OR try_cast(p.ev[k]."end" ->> '$' AS BIGINT)
+                <= try_cast(p.ev[k]."start" ->> '$' AS BIGINT)
+            OR try_cast(p.ev[k]."end" ->> '$' AS BIGINT) > length(
+                CASE WHEN p.ev[k].snapshot = 'answer' THEN p.answer_text
                      ELSE p.source_text END)) AS bad_span,
         list_filter(p.resolved, lambda k:
-            json_type(p.ev_j -> k -> 'quote') IS DISTINCT FROM 'VARCHAR'
-            OR (p.ev_j -> k ->> 'quote') IS DISTINCT FROM coalesce(
+            json_type(p.ev[k].quote) IS DISTINCT FROM 'VARCHAR'
+            OR (p.ev[k].quote ->> '$') IS DISTINCT FROM coalesce(
                 substring(
-                    CASE WHEN (p.ev_j -> k ->> 'snapshot') = 'answer' THEN p.answer_text
+                    CASE WHEN p.ev[k].snapshot = 'answer' THEN p.answer_text
                          ELSE p.source_text END,
-                    try_cast(p.ev_j -> k ->> 'start' AS BIGINT) + 1,
-                    try_cast(p.ev_j -> k ->> 'end' AS BIGINT)
-                        - try_cast(p.ev_j -> k ->> 'start' AS BIGINT)),
+                    try_cast(p.ev[k]."start" ->> '$' AS BIGINT) + 1,
+                    try_cast(p.ev[k]."end" ->> '$' AS BIGINT)
+                        - try_cast(p.ev[k]."start" ->> '$' AS BIGINT)),
                 -- no snapshot text at hand: the quote must at least have the span's length
-                CASE WHEN length(p.ev_j -> k ->> 'quote') = try_cast(p.ev_j -> k ->> 'end' AS BIGINT)
-                        - try_cast(p.ev_j -> k ->> 'start' AS BIGINT)
-                     THEN p.ev_j -> k ->> 'quote' END)) AS bad_quote,
-        CASE WHEN p.dims_type = 'OBJECT' THEN list_filter(
-            map_entries(try_cast(p.dims_j AS MAP(VARCHAR, JSON))), lambda e:
-                json_type(e.value) NOT IN ('UBIGINT', 'BIGINT', 'DOUBLE')
-                OR try_cast(e.value::VARCHAR AS DOUBLE) NOT BETWEEN 0 AND 1)
-        END AS bad_dims,
-        list_sort(json_keys(p.dims_j)) AS dim_keys,
+                CASE WHEN length(p.ev[k].quote ->> '$')
+                        = try_cast(p.ev[k]."end" ->> '$' AS BIGINT)
+                          - try_cast(p.ev[k]."start" ->> '$' AS BIGINT)
+                     THEN p.ev[k].quote ->> '$' END)) AS bad_quote,
+        list_filter(map_entries(p.dims_j), lambda e:
+            coalesce(json_type(e.value), 'NULL') NOT IN ('UBIGINT', 'BIGINT', 'DOUBLE')
+            OR try_cast(e.value ->> '$' AS DOUBLE) NOT BETWEEN 0 AND 1) AS bad_dims,
+        list_sort(map_keys(p.dims_j)) AS dim_keys,
         list_sort(map_keys(p.weights)) AS weight_keys
     FROM pred AS p
 ),
@@ -68,8 +69,7 @@ checked AS (
             WHEN NOT e.is_object THEN 'malformed_json'
             WHEN e.codebook_version_type IS DISTINCT FROM 'VARCHAR' OR e.codebook_version = ''
                 THEN 'missing_codebook'
-            WHEN (e.pipeline_type IS NOT NULL AND e.pipeline_type <> 'OBJECT')
-                OR coalesce(e.pipeline_name, '') = '' OR coalesce(e.pipeline_version, '') = ''
+            WHEN coalesce(e.pipeline_name, '') = '' OR coalesce(e.pipeline_version, '') = ''
                 OR coalesce(e.pipeline_config, '') = '' THEN 'missing_pipeline_field'
             WHEN e.query_id_type IS DISTINCT FROM 'VARCHAR' OR e.query_id = ''
                 OR e.answer_id_type IS DISTINCT FROM 'VARCHAR' OR e.answer_id = ''
@@ -96,14 +96,14 @@ checked AS (
                 AND e.carried_record_digest <> e.record_digest_calc THEN 'record_checksum'
             WHEN e.parent_record_type IS NOT NULL AND e.parent_record_type NOT IN ('NULL', 'VARCHAR')
                 THEN 'missing_required_field'
-            WHEN e.preds_type IS DISTINCT FROM 'OBJECT' OR len(e.bad_labels) > 0
+            WHEN e.preds IS NULL OR len(e.bad_labels) > 0
                 THEN 'invalid_nullable_label'
             WHEN len(e.no_span) > 0 THEN 'missing_span'
             WHEN len(e.bad_span) > 0 THEN 'invalid_span'
             WHEN len(e.bad_quote) > 0 THEN 'mismatched_quote'
-            WHEN e.dims_type IS DISTINCT FROM 'OBJECT' OR len(e.bad_dims) > 0
+            WHEN e.dims_j IS NULL OR len(e.bad_dims) > 0
                 OR e.dim_keys IS DISTINCT FROM e.weight_keys THEN 'inconsistent_dimensions'
-            WHEN e.weights IS NULL OR (e.weights_type IS NOT NULL AND e.weights_type <> 'OBJECT')
+            WHEN e.weights IS NULL
                 OR list_bool_or(list_transform(map_values(e.weights),
                                 lambda w: w IS NULL OR w < 0 OR w > 1))
                 OR abs(list_sum(map_values(e.weights)) - 1.0) > 1e-9
@@ -112,7 +112,14 @@ checked AS (
     FROM ev AS e
 )
 SELECT
-    c.*,
+    c.file,
+    c.line,
+    c.defect_type,
+    c.tuple_digest,
+    c.tuple_digest_calc,
+    c.record_digest_calc,
+    c.line_sha256,
+    c.parent_record,
     CASE
         WHEN c.defect_type IN ('invalid_nullable_label', 'missing_span', 'invalid_span',
                                'mismatched_quote') THEN 'predicates_and_evidence'

@@ -2,12 +2,13 @@
 -- parent_record (a record digest, a raw-line digest or a canonical-JSON line digest, in this
 -- batch or in earlier ledger partitions) to the parent's record digest, and reject a revision
 -- whose parent is unknown or belongs to another tuple (a revision keeps the tuple digest).
--- Grain: one row per checked line, with its final defect (NULL when accepted).
+-- Grain: one row per checked line (keys only), with its final defect (NULL when accepted).
 -- Inputs: sr_checked, sr_line_canon(file, line, line_canonical_sha256),
 -- sr_prior(record_digest, tuple_digest, line_sha256, line_canonical_sha256).
 WITH c AS (
     SELECT
-        k.*,
+        k.file, k.line, k.defect_type, k.stage, k.reason, k.record_digest_calc, k.tuple_digest,
+        k.line_sha256, k.parent_record,
         lc.line_canonical_sha256,
         CASE WHEN k.defect_type IS NULL THEN row_number() OVER (
             PARTITION BY k.defect_type IS NULL, k.record_digest_calc ORDER BY k.file, k.line)
@@ -46,7 +47,7 @@ linked AS (
     LEFT JOIN keyed AS p ON p.k = c.parent_record
 )
 SELECT
-    l.*,
+    l.file, l.line, l.line_canonical_sha256, l.parent_record_digest, l.final_defect,
     CASE WHEN l.final_defect IN ('duplicate_record', 'orphan_revision', 'revision_identity')
          THEN 'lineage' ELSE l.stage END AS final_stage,
     CASE l.final_defect

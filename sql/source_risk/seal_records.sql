@@ -1,17 +1,19 @@
 -- Purpose: the canonical JSON of every stored field of a record (keys sorted, no spaces; the
 -- record digest is the SHA-256 of it). Grain: one row per typed line. Inputs:
--- sr_sealed_tuples (seal_tuples output) and sr_tuple_hashes(file, line, tuple_digest_calc).
+-- sr_typed, sr_sealed_tuples (seal_tuples output), sr_tuple_hashes(file, line,
+-- tuple_digest_calc). Keys and new columns only.
 -- A carried tuple digest is what the record stores
 -- (it is checked against tuple_digest_calc afterwards); otherwise the computed one is stored.
 SELECT
-    s.*,
+    s.file,
+    s.line,
     h.tuple_digest_calc,
-    coalesce(carried_tuple_digest, h.tuple_digest_calc) AS tuple_digest,
+    coalesce(s.carried_tuple_digest, h.tuple_digest_calc) AS tuple_digest,
     to_json(struct_pack(
         annotated_at := annotated_at,
         annotator_id := annotator_id,
         answer_id := answer_id,
-        answer_snapshot := struct_pack(origin := answer_origin, sha256 := answer_sha256,
+        answer_snapshot := struct_pack(origin := answer_origin, sha256 := st.answer_sha256,
                                        text := answer_carried_text),
         canonical_url := canonical_url,
         claim_id := claim_id,
@@ -19,26 +21,26 @@ SELECT
         collected_at := collected_at,
         dimensions := map_from_entries(list_sort(map_entries(dimensions))),
         evidence := struct_pack(
-            A := CASE WHEN json_type(ev_j -> 'A') <> 'NULL' THEN
-                struct_pack("end" := try_cast(ev_j -> 'A' ->> 'end' AS BIGINT),
-                            quote := ev_j -> 'A' ->> 'quote',
-                            snapshot := ev_j -> 'A' ->> 'snapshot',
-                            start := try_cast(ev_j -> 'A' ->> 'start' AS BIGINT)) END,
-            D := CASE WHEN json_type(ev_j -> 'D') <> 'NULL' THEN
-                struct_pack("end" := try_cast(ev_j -> 'D' ->> 'end' AS BIGINT),
-                            quote := ev_j -> 'D' ->> 'quote',
-                            snapshot := ev_j -> 'D' ->> 'snapshot',
-                            start := try_cast(ev_j -> 'D' ->> 'start' AS BIGINT)) END,
-            I := CASE WHEN json_type(ev_j -> 'I') <> 'NULL' THEN
-                struct_pack("end" := try_cast(ev_j -> 'I' ->> 'end' AS BIGINT),
-                            quote := ev_j -> 'I' ->> 'quote',
-                            snapshot := ev_j -> 'I' ->> 'snapshot',
-                            start := try_cast(ev_j -> 'I' ->> 'start' AS BIGINT)) END,
-            M := CASE WHEN json_type(ev_j -> 'M') <> 'NULL' THEN
-                struct_pack("end" := try_cast(ev_j -> 'M' ->> 'end' AS BIGINT),
-                            quote := ev_j -> 'M' ->> 'quote',
-                            snapshot := ev_j -> 'M' ->> 'snapshot',
-                            start := try_cast(ev_j -> 'M' ->> 'start' AS BIGINT)) END
+            A := CASE WHEN ev['A'] IS NOT NULL THEN
+                struct_pack("end" := try_cast(ev['A']."end" ->> '$' AS BIGINT),
+                            quote := ev['A'].quote ->> '$',
+                            snapshot := ev['A'].snapshot,
+                            start := try_cast(ev['A']."start" ->> '$' AS BIGINT)) END,
+            D := CASE WHEN ev['D'] IS NOT NULL THEN
+                struct_pack("end" := try_cast(ev['D']."end" ->> '$' AS BIGINT),
+                            quote := ev['D'].quote ->> '$',
+                            snapshot := ev['D'].snapshot,
+                            start := try_cast(ev['D']."start" ->> '$' AS BIGINT)) END,
+            I := CASE WHEN ev['I'] IS NOT NULL THEN
+                struct_pack("end" := try_cast(ev['I']."end" ->> '$' AS BIGINT),
+                            quote := ev['I'].quote ->> '$',
+                            snapshot := ev['I'].snapshot,
+                            start := try_cast(ev['I']."start" ->> '$' AS BIGINT)) END,
+            M := CASE WHEN ev['M'] IS NOT NULL THEN
+                struct_pack("end" := try_cast(ev['M']."end" ->> '$' AS BIGINT),
+                            quote := ev['M'].quote ->> '$',
+                            snapshot := ev['M'].snapshot,
+                            start := try_cast(ev['M']."start" ->> '$' AS BIGINT)) END
         ),
         parent_record := parent_record,
         pipeline := struct_pack(config := pipeline_config, name := pipeline_name,
@@ -48,13 +50,14 @@ SELECT
         query_sha256 := query_sha256,
         rank := rank,
         source_role := source_role,
-        source_snapshot := struct_pack(origin := source_origin, sha256 := source_sha256,
+        source_snapshot := struct_pack(origin := source_origin, sha256 := st.source_sha256,
                                        text := source_text),
         source_url := source_url,
         support := support,
         tuple_digest := coalesce(carried_tuple_digest, h.tuple_digest_calc),
         weights := map_from_entries(list_sort(map_entries(weights)))
     )) AS record_json
-FROM sr_sealed_tuples AS s
+FROM sr_typed AS s
+JOIN sr_sealed_tuples AS st USING (file, line)
 JOIN sr_tuple_hashes AS h USING (file, line)
 ORDER BY s.file, s.line

@@ -1,11 +1,13 @@
 -- Purpose: the accepted lines that may be the parent of a revision whose parent_record matches
 -- no record digest and no raw-line digest: lines of the same tuple. Only these get the (costly)
 -- canonical-JSON line digest in Python, the form an annotation tool that knows nothing of the
--- pipeline can compute. Grain: one row per candidate line. Inputs: sr_checked, sr_prior.
+-- pipeline can compute. Grain: one row per candidate line. Inputs: sr_checked, sr_typed, sr_prior.
 WITH ok AS (
-    SELECT file, line, raw, tuple_digest, record_digest_calc, line_sha256, parent_record
-    FROM sr_checked
-    WHERE defect_type IS NULL
+    SELECT c.file, c.line, t.raw, c.tuple_digest, c.record_digest_calc, c.line_sha256,
+        c.parent_record
+    FROM sr_checked AS c
+    JOIN sr_typed AS t USING (file, line)
+    WHERE c.defect_type IS NULL
 ),
 keys AS (
     SELECT record_digest_calc AS k FROM ok

@@ -1,12 +1,13 @@
 -- Purpose: the accepted records of a batch as ledger rows (`source_risk_records`), one per
 -- record digest, with typed predicates (NULL = unresolved), dimensions and the canonical JSON
--- the record digest is taken over. Grain: one row per record_digest. Input: sr_linked.
+-- the record digest is taken over. Grain: one row per record_digest. Inputs: sr_typed, sr_checked,
+-- sr_linked, sr_sealed_tuples, sr_sealed_records.
 -- Parameter: $gate (the validation gate these records completed).
 SELECT
     record_digest_calc AS record_digest,
-    tuple_digest,
+    sr_checked.tuple_digest,
     parent_record_digest AS parent_record,
-    parent_record AS parent_reference,
+    sr_typed.parent_record AS parent_reference,
     query_id,
     query_sha256,
     answer_id,
@@ -35,10 +36,14 @@ SELECT
     pipeline_config,
     $gate AS validation_gate,
     record_json,
-    line_sha256,
+    sr_typed.line_sha256,
     line_canonical_sha256,
     file,
     line
-FROM sr_linked
+FROM sr_typed
+JOIN sr_checked USING (file, line)
+JOIN sr_linked USING (file, line)
+JOIN sr_sealed_tuples USING (file, line)
+JOIN sr_sealed_records USING (file, line)
 WHERE final_defect IS NULL
 ORDER BY record_digest

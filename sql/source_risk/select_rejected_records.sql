@@ -1,6 +1,6 @@
 -- Purpose: `rejected_records`: every line that failed the contract, with its defect type, the
 -- stage that caught it, a reason and the raw text (nothing is lost). Grain: one row per
--- rejected line. Input: sr_linked.
+-- rejected line. Inputs: sr_checked, sr_linked, sr_typed.
 SELECT
     file,
     line,
@@ -10,6 +10,8 @@ SELECT
     'answer_id=' || coalesce(answer_id, '?') || ' source_url=' || coalesce(source_url, '?')
         AS detail,
     raw
-FROM sr_linked
+FROM sr_checked
+JOIN sr_linked USING (file, line)
+JOIN sr_typed USING (file, line)
 WHERE final_defect IS NOT NULL
 ORDER BY file, line
