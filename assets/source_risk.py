@@ -1,8 +1,9 @@
 """Seed 000 assets: source_risk_records (append-only ledger), omission_endpoints, the claim
 ledger and rejected_records per date × codebook, and the conformance suite (unpartitioned).
 
-The alignment table ``citation_captures`` is used when it is on disk for the partition; without
-it the source snapshot digest binds what the record carries and says so (origin ``record_url``).
+The alignment table ``citation_captures`` (issue 3) is used when it is on disk for the partition;
+without it the source snapshot digest binds what the record carries and says so (origin
+``record_url``). It is declared as a dependency so Dagster orders alignment first once it exists.
 """
 
 import dagster as dg
@@ -26,11 +27,11 @@ def _counts(table: pa.Table, column: str) -> dict[str, int]:
 @dg.multi_asset(
     specs=[
         dg.AssetSpec("source_risk_records", group_name="source_risk",
-                     deps=["answers", "citations"],
+                     deps=["answers", "citations", "citation_captures"],
                      description="Accepted source-risk records (append-only ledger), one per "
                                  "record digest, with tuple digest, parent and canonical JSON."),
         dg.AssetSpec("rejected_records", group_name="source_risk",
-                     deps=["answers", "citations"],
+                     deps=["answers", "citations", "citation_captures"],
                      description="Source-risk lines that failed the record contract: defect "
                                  "type (seed 000's twelve and the pipeline's), stage, reason."),
         dg.AssetSpec("omission_endpoints", group_name="source_risk",

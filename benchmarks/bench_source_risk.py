@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/bench_source_risk.py`` (``make bench``). Options:
 ``--tuples N`` (endpoint rows, default 10,000,000), ``--records N`` (validation rows, default
-1,000,000), ``--repeat N`` (median of N for the endpoint; validation runs twice, best kept).
+1,000,000), ``--repeat N`` (median of N for the endpoint), ``--runs N`` (validation runs, best
+kept).
 
 a. Endpoint: N tuples (I, A, M, D TINYINT, ~20% NULL each) in a parquet file generated once
    (deterministic) under ``benchmarks/.cache/``. Bare scan: DuckDB sums the four columns.
@@ -120,12 +121,12 @@ def _records(n: int, answers: int) -> tuple[pa.Table, pa.Table]:
     return table, ans
 
 
-def bench_validation(n: int) -> dict:
+def bench_validation(n: int, runs: int) -> dict:
     lines, answers = _records(n, max(1, n // 4))
     book = validate_codebook(demo_codebook("v1"), "v1.yaml")
     settings = validate.Settings(book.priority_weights, tuple(sorted(book.source_roles)))
     best = None
-    for _ in range(2):
+    for _ in range(runs):
         t = time.perf_counter()
         result = validate.validate(lines, settings, answers=answers)
         t_valid = time.perf_counter() - t
@@ -143,12 +144,13 @@ def main() -> None:
     ap.add_argument("--tuples", type=int, default=10_000_000)
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=1, help="validation runs (best kept)")
     args = ap.parse_args()
     e = bench_endpoint(args.tuples, args.repeat)
     print(f"endpoint: {e['tuples']:,} tuples: bare scan {e['bare_s']:.3f} s, endpoint "
           f"{e['endpoint_s']:.3f} s, ratio {e['ratio']:.2f}x (target <= 3x), "
           f"{e['ns_per_tuple']:.1f} ns/tuple; r_o counts {e['r_o_counts']}")
-    v = bench_validation(args.records)
+    v = bench_validation(args.records, args.runs)
     print(f"validation + audit: {v['records']:,} records in {v['total_s']:.2f} s "
           f"(validate {v['validate_s']:.2f} s) = {v['us_per_record']:.2f} us/record "
           f"(target <= 5); accepted {v['accepted']:,}, rejected {v['rejected']:,}, "

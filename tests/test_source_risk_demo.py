@@ -97,3 +97,49 @@ def test_revisions_link_to_parents_and_keep_the_tuple(run) -> None:
 
     for r in ledger:
         assert hashlib.sha256(r["record_json"].encode()).hexdigest() == r["record_digest"]
+
+
+def test_aligned_captures_are_used_when_present(run, tmp_path: Path) -> None:
+    """With issue 3's citation_captures on disk, the source snapshot digest is the aligned
+    payload's; without it, the record's URL (and the origin says which)."""
+    import hashlib
+    import shutil
+
+    import pyarrow as pa
+
+    from citeaudit import codebook, parquet_io
+    from citeaudit.source_risk import audit
+
+    raw, derived, truth = run
+    date = truth["dates"][0]
+    book = codebook.load_version(raw, "v1")
+    before = audit.audit(raw, derived, date, book)
+    assert set(before.records.column("source_snapshot_origin").to_pylist()) == {"record_url"}
+    assert before.source_snapshots == "record_url"
+
+    local = tmp_path / "derived"
+    for asset in ("answers", "citations"):
+        shutil.copytree(derived / asset, local / asset)
+    cites = parquet_io.read_partition(local, "citations", {"observation_date": date})
+    urls = cites.column("url").to_pylist()
+    caps = pa.table({
+        "answer_id": cites.column("answer_id"), "claim_id": cites.column("claim_id"),
+        "citation_id": cites.column("citation_id"), "url": cites.column("url"),
+        "canonical_key": pa.array([None if u is None else "key:" + u for u in urls]),
+        "capture_time": pa.array([None] * len(urls), pa.timestamp("us", tz="UTC")),
+        "payload_sha256": pa.array([None if u is None else hashlib.sha256(u.encode()).hexdigest()
+                                    for u in urls]),
+    })
+    parquet_io.write_partition(caps, local, "citation_captures",
+                               {"observation_date": date, "codebook": "v1"})
+    after = audit.audit(raw, local, date, book)
+    assert after.source_snapshots == "aligned_capture"
+    rows = after.records.to_pylist()
+    assert rows and {r["source_snapshot_origin"] for r in rows} == {"aligned_capture"}
+    for r in rows:
+        assert r["source_snapshot_sha256"] == hashlib.sha256(r["source_url"].encode()).hexdigest()
+        assert r["canonical_url"] == "key:" + r["source_url"]
+    # the snapshot policy is part of the tuple identity
+    assert not set(after.records.column("tuple_digest").to_pylist()) & set(
+        before.records.column("tuple_digest").to_pylist())
+    assert after.rejected.num_rows == before.rejected.num_rows

@@ -61,9 +61,16 @@ def current(con: duckdb.DuckDBPyConnection, ledger: pa.Table) -> pa.Table:
     return duck.query(con, "source_risk/select_current_records")
 
 
+# The ledger columns the current view, R_O, priority and policy read (not the canonical JSON).
+ENDPOINT_INPUTS = ("tuple_digest", "record_digest", "parent_record", "annotated_at", "query_id",
+                   "answer_id", "claim_id", "source_url", "canonical_url", "source_role",
+                   "codebook_version", "annotator_id", "I", "A", "M", "D", "dimensions",
+                   "weights", "validation_gate")
+
+
 def endpoints(con: duckdb.DuckDBPyConnection, ledger: pa.Table, book: Codebook) -> pa.Table:
     """``omission_endpoints`` of a ledger under a codebook: one row per current tuple."""
-    resolved = resolve(con, current(con, ledger))
+    resolved = resolve(con, current(con, ledger.select(list(ENDPOINT_INPUTS))))
     con.register("sr_resolved", resolved)
     con.register("sr_rules", abstain_rules(book))
     disclose = sorted(r.name for r in book.source_roles.values() if r.requires_disclosure)
