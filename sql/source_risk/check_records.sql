@@ -5,7 +5,7 @@
 -- sr_sealed_records, sr_record_hashes(file, line, record_digest_calc).
 -- Parameter: $roles (the codebook's source roles). "U", 0, JSON null and a missing key are kept
 -- apart (JSON type, map key presence): only JSON null is an unresolved predicate.
-WITH pred AS (
+WITH flags AS (
     SELECT
         s.*,
         st.answer_text_sha256,
@@ -13,14 +13,94 @@ WITH pred AS (
         sr.tuple_digest,
         sr.tuple_digest_calc,
         h.record_digest_calc,
-        -- predicates whose key is missing or whose value is not 0, 1 or JSON null
-        list_filter(['I', 'A', 'M', 'D'], lambda k:
-            NOT map_contains(s.preds, k)
-            OR NOT (s.preds[k] IS NULL
-                    OR (json_type(s.preds[k]) IN ('UBIGINT', 'BIGINT')
-                        AND (s.preds[k] ->> '$') IN ('0', '1')))) AS bad_labels,
-        list_filter(['I', 'A', 'M', 'D'], lambda k:
-            json_type(s.preds[k]) IN ('UBIGINT', 'BIGINT')) AS resolved
+        -- I
+        NOT coalesce(s.i_present, false)
+            OR NOT (s.i_type IS NULL
+                    OR (s.i_type IN ('UBIGINT', 'BIGINT') AND s.i_val IN (0, 1)))
+            AS bad_label_i,
+        coalesce(s.i_type IN ('UBIGINT', 'BIGINT'), false) AND NOT s.ev_i_present
+            AS no_span_i,
+        coalesce(s.i_type IN ('UBIGINT', 'BIGINT'), false) AND s.ev_i_present AND (
+            s.ev_i_snapshot IS DISTINCT FROM 'source'
+                AND s.ev_i_snapshot IS DISTINCT FROM 'answer'
+            OR coalesce(s.ev_i_start_type, 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR coalesce(s.ev_i_end_type, 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR s.ev_i_start < 0
+            OR s.ev_i_end <= s.ev_i_start
+            OR coalesce(s.ev_i_end > length(CASE WHEN s.ev_i_snapshot = 'answer' THEN s.answer_text ELSE s.source_text END), false)) AS bad_span_i,
+        coalesce(s.i_type IN ('UBIGINT', 'BIGINT'), false) AND s.ev_i_present AND (
+            s.ev_i_quote_type IS DISTINCT FROM 'VARCHAR'
+            OR s.ev_i_quote IS DISTINCT FROM coalesce(
+                substring(CASE WHEN s.ev_i_snapshot = 'answer' THEN s.answer_text ELSE s.source_text END, s.ev_i_start + 1, s.ev_i_end - s.ev_i_start),
+                -- no snapshot text at hand: the quote must at least have the span's length
+                CASE WHEN length(s.ev_i_quote) = s.ev_i_end - s.ev_i_start
+                     THEN s.ev_i_quote END)) AS bad_quote_i,
+        -- A
+        NOT coalesce(s.a_present, false)
+            OR NOT (s.a_type IS NULL
+                    OR (s.a_type IN ('UBIGINT', 'BIGINT') AND s.a_val IN (0, 1)))
+            AS bad_label_a,
+        coalesce(s.a_type IN ('UBIGINT', 'BIGINT'), false) AND NOT s.ev_a_present
+            AS no_span_a,
+        coalesce(s.a_type IN ('UBIGINT', 'BIGINT'), false) AND s.ev_a_present AND (
+            s.ev_a_snapshot IS DISTINCT FROM 'source'
+                AND s.ev_a_snapshot IS DISTINCT FROM 'answer'
+            OR coalesce(s.ev_a_start_type, 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR coalesce(s.ev_a_end_type, 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR s.ev_a_start < 0
+            OR s.ev_a_end <= s.ev_a_start
+            OR coalesce(s.ev_a_end > length(CASE WHEN s.ev_a_snapshot = 'answer' THEN s.answer_text ELSE s.source_text END), false)) AS bad_span_a,
+        coalesce(s.a_type IN ('UBIGINT', 'BIGINT'), false) AND s.ev_a_present AND (
+            s.ev_a_quote_type IS DISTINCT FROM 'VARCHAR'
+            OR s.ev_a_quote IS DISTINCT FROM coalesce(
+                substring(CASE WHEN s.ev_a_snapshot = 'answer' THEN s.answer_text ELSE s.source_text END, s.ev_a_start + 1, s.ev_a_end - s.ev_a_start),
+                -- no snapshot text at hand: the quote must at least have the span's length
+                CASE WHEN length(s.ev_a_quote) = s.ev_a_end - s.ev_a_start
+                     THEN s.ev_a_quote END)) AS bad_quote_a,
+        -- M
+        NOT coalesce(s.m_present, false)
+            OR NOT (s.m_type IS NULL
+                    OR (s.m_type IN ('UBIGINT', 'BIGINT') AND s.m_val IN (0, 1)))
+            AS bad_label_m,
+        coalesce(s.m_type IN ('UBIGINT', 'BIGINT'), false) AND NOT s.ev_m_present
+            AS no_span_m,
+        coalesce(s.m_type IN ('UBIGINT', 'BIGINT'), false) AND s.ev_m_present AND (
+            s.ev_m_snapshot IS DISTINCT FROM 'source'
+                AND s.ev_m_snapshot IS DISTINCT FROM 'answer'
+            OR coalesce(s.ev_m_start_type, 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR coalesce(s.ev_m_end_type, 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR s.ev_m_start < 0
+            OR s.ev_m_end <= s.ev_m_start
+            OR coalesce(s.ev_m_end > length(CASE WHEN s.ev_m_snapshot = 'answer' THEN s.answer_text ELSE s.source_text END), false)) AS bad_span_m,
+        coalesce(s.m_type IN ('UBIGINT', 'BIGINT'), false) AND s.ev_m_present AND (
+            s.ev_m_quote_type IS DISTINCT FROM 'VARCHAR'
+            OR s.ev_m_quote IS DISTINCT FROM coalesce(
+                substring(CASE WHEN s.ev_m_snapshot = 'answer' THEN s.answer_text ELSE s.source_text END, s.ev_m_start + 1, s.ev_m_end - s.ev_m_start),
+                -- no snapshot text at hand: the quote must at least have the span's length
+                CASE WHEN length(s.ev_m_quote) = s.ev_m_end - s.ev_m_start
+                     THEN s.ev_m_quote END)) AS bad_quote_m,
+        -- D
+        NOT coalesce(s.d_present, false)
+            OR NOT (s.d_type IS NULL
+                    OR (s.d_type IN ('UBIGINT', 'BIGINT') AND s.d_val IN (0, 1)))
+            AS bad_label_d,
+        coalesce(s.d_type IN ('UBIGINT', 'BIGINT'), false) AND NOT s.ev_d_present
+            AS no_span_d,
+        coalesce(s.d_type IN ('UBIGINT', 'BIGINT'), false) AND s.ev_d_present AND (
+            s.ev_d_snapshot IS DISTINCT FROM 'source'
+                AND s.ev_d_snapshot IS DISTINCT FROM 'answer'
+            OR coalesce(s.ev_d_start_type, 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR coalesce(s.ev_d_end_type, 'NULL') NOT IN ('UBIGINT', 'BIGINT')
+            OR s.ev_d_start < 0
+            OR s.ev_d_end <= s.ev_d_start
+            OR coalesce(s.ev_d_end > length(CASE WHEN s.ev_d_snapshot = 'answer' THEN s.answer_text ELSE s.source_text END), false)) AS bad_span_d,
+        coalesce(s.d_type IN ('UBIGINT', 'BIGINT'), false) AND s.ev_d_present AND (
+            s.ev_d_quote_type IS DISTINCT FROM 'VARCHAR'
+            OR s.ev_d_quote IS DISTINCT FROM coalesce(
+                substring(CASE WHEN s.ev_d_snapshot = 'answer' THEN s.answer_text ELSE s.source_text END, s.ev_d_start + 1, s.ev_d_end - s.ev_d_start),
+                -- no snapshot text at hand: the quote must at least have the span's length
+                CASE WHEN length(s.ev_d_quote) = s.ev_d_end - s.ev_d_start
+                     THEN s.ev_d_quote END)) AS bad_quote_d
     FROM sr_typed AS s
     JOIN sr_sealed_tuples AS st USING (file, line)
     JOIN sr_sealed_records AS sr USING (file, line)
@@ -29,38 +109,28 @@ WITH pred AS (
 ev AS (
     SELECT
         p.*,
-        list_filter(p.resolved, lambda k: p.ev IS NULL OR p.ev[k] IS NULL) AS no_span,
-        list_filter(p.resolved, lambda k:
-            p.ev[k].snapshot IS DISTINCT FROM 'source'
-                AND p.ev[k].snapshot IS DISTINCT FROM 'answer'
-            OR coalesce(json_type(p.ev[k]."start"), 'NULL') NOT IN ('UBIGINT', 'BIGINT')
-            OR coalesce(json_type(p.ev[k]."end"), 'NULL') NOT IN ('UBIGINT', 'BIGINT')
-            OR try_cast(p.ev[k]."start" ->> '$' AS BIGINT) < 0
-            OR try_cast(p.ev[k]."end" ->> '$' AS BIGINT)
-                <= try_cast(p.ev[k]."start" ->> '$' AS BIGINT)
-            OR try_cast(p.ev[k]."end" ->> '$' AS BIGINT) > length(
-                CASE WHEN p.ev[k].snapshot = 'answer' THEN p.answer_text
-                     ELSE p.source_text END)) AS bad_span,
-        list_filter(p.resolved, lambda k:
-            json_type(p.ev[k].quote) IS DISTINCT FROM 'VARCHAR'
-            OR (p.ev[k].quote ->> '$') IS DISTINCT FROM coalesce(
-                substring(
-                    CASE WHEN p.ev[k].snapshot = 'answer' THEN p.answer_text
-                         ELSE p.source_text END,
-                    try_cast(p.ev[k]."start" ->> '$' AS BIGINT) + 1,
-                    try_cast(p.ev[k]."end" ->> '$' AS BIGINT)
-                        - try_cast(p.ev[k]."start" ->> '$' AS BIGINT)),
-                -- no snapshot text at hand: the quote must at least have the span's length
-                CASE WHEN length(p.ev[k].quote ->> '$')
-                        = try_cast(p.ev[k]."end" ->> '$' AS BIGINT)
-                          - try_cast(p.ev[k]."start" ->> '$' AS BIGINT)
-                     THEN p.ev[k].quote ->> '$' END)) AS bad_quote,
-        list_filter(map_entries(p.dims_j), lambda e:
-            coalesce(json_type(e.value), 'NULL') NOT IN ('UBIGINT', 'BIGINT', 'DOUBLE')
-            OR try_cast(e.value ->> '$' AS DOUBLE) NOT BETWEEN 0 AND 1) AS bad_dims,
-        list_sort(map_keys(p.dims_j)) AS dim_keys,
+        concat_ws(',',
+            CASE WHEN p.bad_label_i THEN 'I' END,
+            CASE WHEN p.bad_label_a THEN 'A' END,
+            CASE WHEN p.bad_label_m THEN 'M' END,
+            CASE WHEN p.bad_label_d THEN 'D' END) AS bad_labels,
+        concat_ws(',',
+            CASE WHEN p.no_span_i THEN 'I' END,
+            CASE WHEN p.no_span_a THEN 'A' END,
+            CASE WHEN p.no_span_m THEN 'M' END,
+            CASE WHEN p.no_span_d THEN 'D' END) AS no_span,
+        concat_ws(',',
+            CASE WHEN p.bad_span_i THEN 'I' END,
+            CASE WHEN p.bad_span_a THEN 'A' END,
+            CASE WHEN p.bad_span_m THEN 'M' END,
+            CASE WHEN p.bad_span_d THEN 'D' END) AS bad_span,
+        concat_ws(',',
+            CASE WHEN p.bad_quote_i THEN 'I' END,
+            CASE WHEN p.bad_quote_a THEN 'A' END,
+            CASE WHEN p.bad_quote_m THEN 'M' END,
+            CASE WHEN p.bad_quote_d THEN 'D' END) AS bad_quote,
         list_sort(map_keys(p.weights)) AS weight_keys
-    FROM pred AS p
+    FROM flags AS p
 ),
 checked AS (
     SELECT
@@ -96,12 +166,12 @@ checked AS (
                 AND e.carried_record_digest <> e.record_digest_calc THEN 'record_checksum'
             WHEN e.parent_record_type IS NOT NULL AND e.parent_record_type NOT IN ('NULL', 'VARCHAR')
                 THEN 'missing_required_field'
-            WHEN e.preds IS NULL OR len(e.bad_labels) > 0
+            WHEN e.preds_missing OR e.bad_labels <> ''
                 THEN 'invalid_nullable_label'
-            WHEN len(e.no_span) > 0 THEN 'missing_span'
-            WHEN len(e.bad_span) > 0 THEN 'invalid_span'
-            WHEN len(e.bad_quote) > 0 THEN 'mismatched_quote'
-            WHEN e.dims_j IS NULL OR len(e.bad_dims) > 0
+            WHEN e.no_span <> '' THEN 'missing_span'
+            WHEN e.bad_span <> '' THEN 'invalid_span'
+            WHEN e.bad_quote <> '' THEN 'mismatched_quote'
+            WHEN e.dims_missing OR e.bad_dims > 0
                 OR e.dim_keys IS DISTINCT FROM e.weight_keys THEN 'inconsistent_dimensions'
             WHEN e.weights IS NULL
                 OR list_bool_or(list_transform(map_values(e.weights),
@@ -129,14 +199,14 @@ SELECT
     END AS stage,
     CASE c.defect_type
         WHEN 'invalid_nullable_label' THEN 'predicates ' || coalesce(
-            array_to_string(c.bad_labels, ','), '(not an object)')
+            nullif(c.bad_labels, ''), '(not an object)')
             || ': a missing key, "U", a string or a number other than 0/1 is not JSON null'
         WHEN 'missing_span' THEN 'resolved predicates without an evidence span: '
-            || array_to_string(c.no_span, ',')
+            || c.no_span
         WHEN 'invalid_span' THEN 'evidence spans out of range or mistyped: '
-            || array_to_string(c.bad_span, ',')
+            || c.bad_span
         WHEN 'mismatched_quote' THEN 'quote differs from the snapshot text at the span: '
-            || array_to_string(c.bad_quote, ',')
+            || c.bad_quote
         WHEN 'inconsistent_dimensions' THEN 'dimensions ' || coalesce(to_json(c.dim_keys)::VARCHAR, 'missing')
             || ' do not match the weighted dimensions ' || coalesce(to_json(c.weight_keys)::VARCHAR, '?')
             || ' or lie outside [0, 1]'

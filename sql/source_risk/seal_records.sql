@@ -21,26 +21,18 @@ SELECT
         collected_at := collected_at,
         dimensions := map_from_entries(list_sort(map_entries(dimensions))),
         evidence := struct_pack(
-            A := CASE WHEN ev['A'] IS NOT NULL THEN
-                struct_pack("end" := try_cast(ev['A']."end" ->> '$' AS BIGINT),
-                            quote := ev['A'].quote ->> '$',
-                            snapshot := ev['A'].snapshot,
-                            start := try_cast(ev['A']."start" ->> '$' AS BIGINT)) END,
-            D := CASE WHEN ev['D'] IS NOT NULL THEN
-                struct_pack("end" := try_cast(ev['D']."end" ->> '$' AS BIGINT),
-                            quote := ev['D'].quote ->> '$',
-                            snapshot := ev['D'].snapshot,
-                            start := try_cast(ev['D']."start" ->> '$' AS BIGINT)) END,
-            I := CASE WHEN ev['I'] IS NOT NULL THEN
-                struct_pack("end" := try_cast(ev['I']."end" ->> '$' AS BIGINT),
-                            quote := ev['I'].quote ->> '$',
-                            snapshot := ev['I'].snapshot,
-                            start := try_cast(ev['I']."start" ->> '$' AS BIGINT)) END,
-            M := CASE WHEN ev['M'] IS NOT NULL THEN
-                struct_pack("end" := try_cast(ev['M']."end" ->> '$' AS BIGINT),
-                            quote := ev['M'].quote ->> '$',
-                            snapshot := ev['M'].snapshot,
-                            start := try_cast(ev['M']."start" ->> '$' AS BIGINT)) END
+            A := CASE WHEN ev_a_present THEN
+                struct_pack("end" := ev_a_end, quote := ev_a_quote,
+                            snapshot := ev_a_snapshot, start := ev_a_start) END,
+            D := CASE WHEN ev_d_present THEN
+                struct_pack("end" := ev_d_end, quote := ev_d_quote,
+                            snapshot := ev_d_snapshot, start := ev_d_start) END,
+            I := CASE WHEN ev_i_present THEN
+                struct_pack("end" := ev_i_end, quote := ev_i_quote,
+                            snapshot := ev_i_snapshot, start := ev_i_start) END,
+            M := CASE WHEN ev_m_present THEN
+                struct_pack("end" := ev_m_end, quote := ev_m_quote,
+                            snapshot := ev_m_snapshot, start := ev_m_start) END
         ),
         parent_record := parent_record,
         pipeline := struct_pack(config := pipeline_config, name := pipeline_name,

@@ -6,7 +6,7 @@
 -- observed_at), sr_sources(answer_id, source_url, canonical_url, rank, payload_sha256,
 -- capture_time). Parameters: $weight_keys/$weight_values (the codebook's priority weights),
 -- $pipeline_name/$pipeline_version/$pipeline_config (used when a line carries no pipeline).
--- Predicates, offsets, dimensions and weights stay JSON inside maps, so "U", 0, JSON null (key
+-- Predicates and offsets keep their JSON type beside the typed value, so "U", 0, JSON null (key
 -- present, value NULL) and a missing key (map_contains false) remain distinct.
 WITH parsed AS (
     SELECT
@@ -97,15 +97,57 @@ SELECT
     coalesce(f.carried_collected_at, s.capture_time, a.observed_at) AS collected_at,
     -- without a carried snapshot or an aligned capture, only the URL speaks for the source
     to_json(struct_pack(source_url := f.source_url)) AS source_record_json,
-    f.preds,
-    f.ev,
-    -- typed predicates: NULL is JSON null or a defect, told apart by check_records
+    -- predicates and evidence, one flat column per field (maps are read here once)
+    f.preds IS NULL AS preds_missing,
+    map_contains(f.preds, 'I') AS i_present,
+    json_type(f.preds['I']) AS i_type,
     try_cast(f.preds['I'] ->> '$' AS TINYINT) AS i_val,
+    f.ev['I'] IS NOT NULL AS ev_i_present,
+    f.ev['I'].snapshot AS ev_i_snapshot,
+    json_type(f.ev['I']."start") AS ev_i_start_type,
+    try_cast(f.ev['I']."start" ->> '$' AS BIGINT) AS ev_i_start,
+    json_type(f.ev['I']."end") AS ev_i_end_type,
+    try_cast(f.ev['I']."end" ->> '$' AS BIGINT) AS ev_i_end,
+    json_type(f.ev['I'].quote) AS ev_i_quote_type,
+    f.ev['I'].quote ->> '$' AS ev_i_quote,
+    map_contains(f.preds, 'A') AS a_present,
+    json_type(f.preds['A']) AS a_type,
     try_cast(f.preds['A'] ->> '$' AS TINYINT) AS a_val,
+    f.ev['A'] IS NOT NULL AS ev_a_present,
+    f.ev['A'].snapshot AS ev_a_snapshot,
+    json_type(f.ev['A']."start") AS ev_a_start_type,
+    try_cast(f.ev['A']."start" ->> '$' AS BIGINT) AS ev_a_start,
+    json_type(f.ev['A']."end") AS ev_a_end_type,
+    try_cast(f.ev['A']."end" ->> '$' AS BIGINT) AS ev_a_end,
+    json_type(f.ev['A'].quote) AS ev_a_quote_type,
+    f.ev['A'].quote ->> '$' AS ev_a_quote,
+    map_contains(f.preds, 'M') AS m_present,
+    json_type(f.preds['M']) AS m_type,
     try_cast(f.preds['M'] ->> '$' AS TINYINT) AS m_val,
+    f.ev['M'] IS NOT NULL AS ev_m_present,
+    f.ev['M'].snapshot AS ev_m_snapshot,
+    json_type(f.ev['M']."start") AS ev_m_start_type,
+    try_cast(f.ev['M']."start" ->> '$' AS BIGINT) AS ev_m_start,
+    json_type(f.ev['M']."end") AS ev_m_end_type,
+    try_cast(f.ev['M']."end" ->> '$' AS BIGINT) AS ev_m_end,
+    json_type(f.ev['M'].quote) AS ev_m_quote_type,
+    f.ev['M'].quote ->> '$' AS ev_m_quote,
+    map_contains(f.preds, 'D') AS d_present,
+    json_type(f.preds['D']) AS d_type,
     try_cast(f.preds['D'] ->> '$' AS TINYINT) AS d_val,
-    f.dims_j,
-    f.weights_j,
+    f.ev['D'] IS NOT NULL AS ev_d_present,
+    f.ev['D'].snapshot AS ev_d_snapshot,
+    json_type(f.ev['D']."start") AS ev_d_start_type,
+    try_cast(f.ev['D']."start" ->> '$' AS BIGINT) AS ev_d_start,
+    json_type(f.ev['D']."end") AS ev_d_end_type,
+    try_cast(f.ev['D']."end" ->> '$' AS BIGINT) AS ev_d_end,
+    json_type(f.ev['D'].quote) AS ev_d_quote_type,
+    f.ev['D'].quote ->> '$' AS ev_d_quote,
+    f.dims_j IS NULL AS dims_missing,
+    len(list_filter(map_entries(f.dims_j), lambda e:
+        coalesce(json_type(e.value), 'NULL') NOT IN ('UBIGINT', 'BIGINT', 'DOUBLE')
+        OR try_cast(e.value ->> '$' AS DOUBLE) NOT BETWEEN 0 AND 1)) AS bad_dims,
+    list_sort(map_keys(f.dims_j)) AS dim_keys,
     CASE WHEN f.weights_j IS NULL THEN map($weight_keys, $weight_values)
          ELSE map_from_entries(list_transform(map_entries(f.weights_j), lambda e:
               struct_pack(key := e.key, value := try_cast(e.value ->> '$' AS DOUBLE))))
