@@ -19,7 +19,7 @@ SELECT
         claim_id := claim_id,
         codebook_version := codebook_version,
         collected_at := collected_at,
-        dimensions := map_from_entries(list_sort(map_entries(dimensions))),
+        dimensions := s.dimensions,
         evidence := struct_pack(
             A := CASE WHEN ev_a_present THEN
                 struct_pack("end" := ev_a_end, quote := ev_a_quote,
@@ -47,7 +47,7 @@ SELECT
         source_url := source_url,
         support := support,
         tuple_digest := coalesce(carried_tuple_digest, h.tuple_digest_calc),
-        weights := map_from_entries(list_sort(map_entries(weights)))
+        weights := s.weights
     )) AS record_json
 FROM sr_typed AS s
 JOIN sr_sealed_tuples AS st USING (file, line)

@@ -1,12 +1,13 @@
 -- Purpose: the accepted lines that may be the parent of a revision whose parent_record matches
 -- no record digest and no raw-line digest: lines of the same tuple. Only these get the (costly)
 -- canonical-JSON line digest in Python, the form an annotation tool that knows nothing of the
--- pipeline can compute. Grain: one row per candidate line. Inputs: sr_checked, sr_typed, sr_prior.
+-- pipeline can compute. Grain: one row per candidate line.
+-- Inputs: sr_checked, sr_lines, sr_prior.
 WITH ok AS (
-    SELECT c.file, c.line, t.raw, c.tuple_digest, c.record_digest_calc, c.line_sha256,
+    SELECT c.file, c.line, l.raw, c.tuple_digest, c.record_digest_calc, c.line_sha256,
         c.parent_record
     FROM sr_checked AS c
-    JOIN sr_typed AS t USING (file, line)
+    JOIN sr_lines AS l USING (file, line)
     WHERE c.defect_type IS NULL
 ),
 keys AS (

@@ -1,6 +1,6 @@
 -- Purpose: `rejected_records`: every line that failed the contract, with its defect type, the
 -- stage that caught it, a reason and the raw text (nothing is lost). Grain: one row per
--- rejected line. Inputs: sr_checked, sr_linked, sr_typed.
+-- rejected line. Inputs: sr_checked, sr_linked, sr_typed, sr_lines.
 SELECT
     file,
     line,
@@ -13,5 +13,6 @@ SELECT
 FROM sr_checked
 JOIN sr_linked USING (file, line)
 JOIN sr_typed USING (file, line)
+JOIN sr_lines USING (file, line)
 WHERE final_defect IS NOT NULL
 ORDER BY file, line

@@ -62,7 +62,7 @@ fields AS (
     FROM parsed AS p
 )
 SELECT
-    f.file, f.line, f.raw, f.line_sha256, f.is_object,
+    f.file, f.line, f.line_sha256, f.is_object,
     f.query_id, f.query_id_type, f.answer_id, f.answer_id_type, f.claim_id,
     f.source_url, f.source_url_type, f.source_role, f.annotator_id, f.annotated_at,
     f.codebook_version, f.codebook_version_type, f.parent_record, f.parent_record_type,
@@ -148,12 +148,13 @@ SELECT
         coalesce(json_type(e.value), 'NULL') NOT IN ('UBIGINT', 'BIGINT', 'DOUBLE')
         OR try_cast(e.value ->> '$' AS DOUBLE) NOT BETWEEN 0 AND 1)) AS bad_dims,
     list_sort(map_keys(f.dims_j)) AS dim_keys,
+    -- maps in key order, as the canonical JSON needs them ($weight_keys come sorted)
     CASE WHEN f.weights_j IS NULL THEN map($weight_keys, $weight_values)
-         ELSE map_from_entries(list_transform(map_entries(f.weights_j), lambda e:
-              struct_pack(key := e.key, value := try_cast(e.value ->> '$' AS DOUBLE))))
+         ELSE map_from_entries(list_sort(list_transform(map_entries(f.weights_j), lambda e:
+              struct_pack(key := e.key, value := try_cast(e.value ->> '$' AS DOUBLE)))))
     END AS weights,
-    map_from_entries(list_transform(map_entries(f.dims_j), lambda e:
-        struct_pack(key := e.key, value := try_cast(e.value ->> '$' AS DOUBLE)))) AS dimensions
+    map_from_entries(list_sort(list_transform(map_entries(f.dims_j), lambda e:
+        struct_pack(key := e.key, value := try_cast(e.value ->> '$' AS DOUBLE))))) AS dimensions
 FROM fields AS f
 LEFT JOIN sr_answers AS a ON a.answer_id = f.answer_id
 LEFT JOIN sr_sources AS s ON s.answer_id = f.answer_id AND s.source_url = f.source_url
