@@ -70,8 +70,10 @@ ENDPOINT_INPUTS = ("tuple_digest", "record_digest", "parent_record", "annotated_
 
 def endpoints(con: duckdb.DuckDBPyConnection, ledger: pa.Table, book: Codebook) -> pa.Table:
     """``omission_endpoints`` of a ledger under a codebook: one row per current tuple."""
-    resolved = resolve(con, current(con, ledger.select(list(ENDPOINT_INPUTS))))
-    con.register("sr_resolved", resolved)
+    # current view -> R_O -> priority and policy, kept inside DuckDB between the steps
+    con.register("sr_ledger", ledger.select(list(ENDPOINT_INPUTS)))
+    duck.create_table(con, "sr_tuples", "source_risk/select_current_records")
+    duck.create_table(con, "sr_resolved", "source_risk/resolve_omission")
     con.register("sr_rules", abstain_rules(book))
     disclose = sorted(r.name for r in book.source_roles.values() if r.requires_disclosure)
     return duck.query(con, "source_risk/score_endpoints", {
