@@ -14,6 +14,8 @@ hashes (hashlib over the canonical strings SQL builds) and hands Arrow tables be
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 import duckdb
@@ -22,7 +24,7 @@ import pyarrow.compute as pc
 
 from citeaudit import duck
 from citeaudit.source_risk import contract
-from citeaudit.source_risk.digests import canonical_json, sha256_column
+from citeaudit.source_risk.digests import canonical_json, sha256_column, sha256_hex
 
 LINES_SCHEMA = pa.schema([("file", pa.string()), ("line", pa.int64()), ("raw", pa.string())])
 ANSWERS_SCHEMA = pa.schema([
@@ -48,8 +50,7 @@ class Settings:
     source_snapshots: str = "record_url"
 
     def params(self) -> dict:
-        from citeaudit.source_risk.digests import sha256_hex
-
+        """The SQL parameters: sorted weights, this run's pipeline identity, the roles."""
         config = contract.pipeline_config(self.source_snapshots)
         keys = sorted(self.weights)
         return {
@@ -86,6 +87,7 @@ def _hash_into(con: duckdb.DuckDBPyConnection, name: str, table: str,
 
 
 def empty(schema: pa.Schema) -> pa.Table:
+    """An empty input table (a context the caller does not have)."""
     return schema.empty_table()
 
 
@@ -131,9 +133,6 @@ def validate(
     duck.create_table(con, "sr_checked", "source_risk/check_records", params)
 
     cands = duck.query(con, "source_risk/select_parent_candidates")
-    import hashlib
-    import json
-
     canon = [hashlib.sha256(canonical_json(json.loads(r))).hexdigest()
              for r in cands.column("raw").to_pylist()]
     con.register("sr_line_canon", pa.table({
