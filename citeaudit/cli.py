@@ -5,6 +5,7 @@ citeaudit run [--raw DIR] [--derived DIR]     materialize every asset for the da
 citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compatible CDXJ)
 citeaudit summary [--derived DIR]             print the summary of the last run
 citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
+citeaudit conformance --out DIR               run the seed 000 source-risk conformance suite
 citeaudit ui                                  the Dagster UI on the local instance
 citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
 """
@@ -150,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_cmd_run)
 
     warc_index.register_cli(sub)
+    from citeaudit.source_risk.conformance import cli as conformance_cli
+
+    conformance_cli.register_cli(sub)
 
     from citeaudit.imports.cli import register_cli as register_import
 
