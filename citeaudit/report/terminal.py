@@ -33,7 +33,7 @@ def latest_reports(derived: Path) -> list[tuple[str, str, Path]]:
 
 def _cell(row: dict | None) -> str:
     if row is None:
-        return "—"
+        return "no units"
     if row.get("status") == "input_missing":
         return "input missing"
     if row.get("estimate") is None:
