@@ -10,6 +10,8 @@ import dagster as dg
 import assets
 from pipelines.jobs import JOBS
 from pipelines.resources import PathsResource, paths_from_env
+from pipelines.schedules import SCHEDULES
+from pipelines.sensors import SENSORS
 
 
 def build_defs(paths: PathsResource) -> dg.Definitions:
@@ -18,6 +20,8 @@ def build_defs(paths: PathsResource) -> dg.Definitions:
         assets=dg.load_assets_from_package_module(assets),
         asset_checks=dg.load_asset_checks_from_package_module(assets),
         jobs=list(JOBS),
+        schedules=list(SCHEDULES),
+        sensors=list(SENSORS),
         resources={"paths": paths},
         executor=dg.in_process_executor,
     )
