@@ -232,7 +232,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     home = runner.ensure_dagster_home()
     defs = build_defs(PathsResource(raw_dir=str(raw), derived_dir=str(derived)))
     with dg.DagsterInstance.get() as instance:
-        rows = status.collect(instance, defs, raw)
+        rows = status.collect(instance, defs, raw, derived)
     leftovers = status.leftover_temp_files(derived)
     if args.json:
         print(

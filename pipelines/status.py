@@ -162,8 +162,28 @@ def _partitions_kind(partitions_def: dg.PartitionsDefinition | None) -> str:
     return "daily"
 
 
-def collect(instance: dg.DagsterInstance, defs: dg.Definitions, raw: Path) -> list[Row]:
-    """The state of every asset partition: daily assets, then judged ones, then unpartitioned."""
+def _file_on_disk(derived: Path | None, asset: str, partition: str, mat: Materialization) -> bool:
+    """Whether the partition's file is still there: the ``path`` its materialization recorded,
+    else ``<derived>/<asset>/<key>=<date>[/codebook=<version>]/data.parquet``."""
+    if mat.path:
+        return Path(mat.path).exists()
+    if derived is None or not partition:
+        return True
+    if "|" in partition:
+        folders = judged_partition(partition)
+        pattern = f"*={folders['observation_date']}/codebook={folders['codebook']}/data.parquet"
+    else:
+        pattern = f"*={partition}/data.parquet"
+    return any((derived / asset).glob(pattern))
+
+
+def collect(
+    instance: dg.DagsterInstance, defs: dg.Definitions, raw: Path, derived: Path | None = None
+) -> list[Row]:
+    """The state of every asset partition: daily assets, then judged ones, then unpartitioned.
+
+    ``derived`` lets a partition whose materialization recorded no ``path`` be checked on disk.
+    """
     graph = defs.resolve_asset_graph()
     kinds = {
         key: _partitions_kind(graph.get(key).partitions_def)
@@ -271,8 +291,8 @@ def collect(instance: dg.DagsterInstance, defs: dg.Definitions, raw: Path) -> li
                     continue
             if mat is None:
                 rows.append(Row(name, partition, "missing", "never materialized"))
-            elif mat.path and not Path(mat.path).exists():
-                rows.append(Row(name, partition, "missing", f"file gone: {mat.path}"))
+            elif not _file_on_disk(derived, name, partition, mat):
+                rows.append(Row(name, partition, "missing", f"file gone: {mat.path or name}"))
             else:
                 why = staleness(key, partition, mat)
                 rows.append(Row(name, partition, "stale" if why else "materialized", why or ""))
