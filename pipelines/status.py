@@ -119,7 +119,7 @@ class _Runs:
             run = record.dagster_run
             self._tags[run.run_id] = dict(run.tags)
             partition = run.tags.get("dagster/partition", UNPARTITIONED)
-            keys = run.asset_selection
+            keys = run.asset_selection or None  # empty when the whole asset job ran
             if keys is None:
                 if run.job_name not in job_assets:
                     try:
