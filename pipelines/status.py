@@ -164,17 +164,17 @@ def _partitions_kind(partitions_def: dg.PartitionsDefinition | None) -> str:
 
 def _file_on_disk(derived: Path | None, asset: str, partition: str, mat: Materialization) -> bool:
     """Whether the partition's file is still there: the ``path`` its materialization recorded,
-    else ``<derived>/<asset>/<key>=<date>[/codebook=<version>]/data.parquet``."""
+    else any file in ``<derived>/<asset>/<key>=<date>[/codebook=<version>]/``."""
     if mat.path:
         return Path(mat.path).exists()
     if derived is None or not partition:
         return True
     if "|" in partition:
         folders = judged_partition(partition)
-        pattern = f"*={folders['observation_date']}/codebook={folders['codebook']}/data.parquet"
+        pattern = f"*={folders['observation_date']}/codebook={folders['codebook']}/*"
     else:
-        pattern = f"*={partition}/data.parquet"
-    return any((derived / asset).glob(pattern))
+        pattern = f"*={partition}/*"
+    return any(p.is_file() and not p.name.startswith(".") for p in (derived / asset).glob(pattern))
 
 
 def collect(

@@ -42,10 +42,24 @@ def daily_assets() -> list[str]:
 
 
 def digests(folder: Path) -> dict[str, str]:
-    """SHA-256 of every partition file under ``folder``, by relative path."""
+    """SHA-256 of every output file under ``folder`` (parquet and any other file an asset
+    writes), by relative path; the catalog and hidden temporary files are left out."""
     return {
         p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("data.parquet"))
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "catalog.duckdb" and not p.name.startswith(".")
+    }
+
+
+def job_assets() -> set[str]:
+    """The assets `citeaudit run` materializes: those of its jobs."""
+    from pipelines.jobs import JOBS
+
+    defs = build_defs(PathsResource())
+    return {
+        key.to_user_string()
+        for job in JOBS
+        for key in defs.resolve_job_def(job.name).asset_layer.executable_asset_keys
     }
 
 

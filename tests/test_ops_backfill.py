@@ -14,7 +14,14 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from ops_support import codebook_files, daily_assets, digests, judged_assets, snapshot
+from ops_support import (
+    codebook_files,
+    daily_assets,
+    digests,
+    job_assets,
+    judged_assets,
+    snapshot,
+)
 
 from citeaudit import cli, demo_corpus, layout
 from pipelines import status
@@ -46,11 +53,15 @@ def argv(pipeline: dict, *args: str) -> list[str]:
 
 
 def state(pipeline: dict) -> list[status.Row]:
+    """The status rows of the assets `citeaudit run` materializes (an asset outside its jobs,
+    such as a conformance suite run on demand, is rightly `missing` here)."""
     defs = build_defs(
         PathsResource(raw_dir=str(pipeline["raw"]), derived_dir=str(pipeline["derived"]))
     )
+    wanted = job_assets()
     with dg.DagsterInstance.get() as instance:
-        return status.collect(instance, defs, pipeline["raw"], pipeline["derived"])
+        rows = status.collect(instance, defs, pipeline["raw"], pipeline["derived"])
+    return [r for r in rows if r.asset in wanted]
 
 
 def test_every_judged_asset_is_in_the_judged_job() -> None:
@@ -65,7 +76,9 @@ def test_every_judged_asset_writes_each_date_and_codebook(pipeline: dict) -> Non
         for date in layout.answer_dates(raw):
             for version in layout.codebook_versions(raw):
                 path = derived / asset / f"observation_date={date}" / f"codebook={version}"
-                assert (path / "data.parquet").is_file(), f"{asset}: no {path}/data.parquet"
+                assert path.is_dir() and any(p.is_file() for p in path.iterdir()), (
+                    f"{asset}: nothing written in {path}"
+                )
 
 
 def test_a_rerun_gives_the_same_bytes_for_every_asset(pipeline: dict) -> None:
