@@ -33,6 +33,8 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/bench_index.py
 	$(PY) benchmarks/bench_backfill.py
+	$(PY) benchmarks/bench_support.py
+	$(PY) benchmarks/bench_alignment.py
 
 ## ui: the Dagster UI on the same instance (http://127.0.0.1:3000)
 ui: $(STAMP)

@@ -13,6 +13,15 @@ CATALOGUED = [
     "captures",
     "claim_checks",
     "answer_checks",
+    "support_judgments",
+    "rejected_annotations",
+    "support_labels",
+    "review_queue",
+    "annotation_agreement",
+    "citation_captures",
+    "citation_existence",
+    "payload_texts",
+    "passage_checks",
 ]
 
 

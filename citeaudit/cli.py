@@ -8,6 +8,7 @@ citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compati
 citeaudit summary [--derived DIR]             print the summary of the last run
 citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
 citeaudit ui                                  the Dagster UI on the local instance
+citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
 """
 
 from __future__ import annotations
@@ -81,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     ops_cli.register_cli(sub)
 
     warc_index.register_cli(sub)
+
+    from citeaudit.imports.cli import register_cli as register_import
+
+    register_import(sub)
 
     summ = sub.add_parser("summary", help="print the summary of what is in --derived")
     summ.add_argument(

@@ -95,6 +95,7 @@ class Codebook:
     scholarly: Scholarly
     metrics: dict[str, str]
     path: str = ""
+    support_schema: str = ""
     sha256: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -111,7 +112,7 @@ class Codebook:
 TOP_KEYS = {
     "version", "description", "label_maps", "source_roles", "priority_weights", "policy",
     "high_risk_domains", "alignment_window", "tracking_params", "review_sampling", "scholarly",
-    "metrics",
+    "metrics", "support_schema",
 }
 REQUIRED_KEYS = ("version", "label_maps", "source_roles", "priority_weights", "policy")
 
@@ -268,10 +269,17 @@ def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
         return tuple(value)
 
     metrics = _mapping(doc, "metrics", path, required=False)
+    label_maps = _label_maps(doc, path)
+    support_schema = doc.get("support_schema") or ""
+    if not isinstance(support_schema, str) or (support_schema and
+                                               support_schema not in label_maps):
+        raise _fail(path, "support_schema",
+                    f"{support_schema!r} is not a schema of label_maps "
+                    f"({', '.join(sorted(label_maps))})")
     return Codebook(
         version=name,
         description=str(doc.get("description") or ""),
-        label_maps=_label_maps(doc, path),
+        label_maps=label_maps,
         source_roles=roles,
         priority_weights=_weights(doc, path),
         policy=policy,
@@ -282,6 +290,7 @@ def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
         scholarly=scholarly,
         metrics={str(k): str(v) for k, v in metrics.items()},
         path=path,
+        support_schema=support_schema,
     )
 
 

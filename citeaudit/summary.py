@@ -69,6 +69,9 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         for r in reasons:
             why.add_row(r["stage"], r["reason"], _fmt(r["n"]))
         console.print(why)
+    from citeaudit import support_summary
+
+    support_summary.render(derived, console)
     catalog = derived / CATALOG_FILE
     footer = [
         f"\nOutputs: parquet under {derived}/<asset>/, catalog {catalog}",

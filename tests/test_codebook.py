@@ -53,6 +53,7 @@ def _doc(**changes) -> dict:
         ({"alignment_window": {"before_days": "7"}}, "alignment_window.before_days"),
         ({"policy": {"contextualize_above": 0.5, "review_unresolved": False}}, "REVIEW"),
         ({"review_sampling": {"supported_rate": 1.5}}, "review_sampling.supported_rate"),
+        ({"support_schema": "nope"}, "support_schema"),
     ],
 )
 def test_bad_codebook_names_file_and_key(tmp_path: Path, change: dict, needle: str) -> None:
@@ -81,3 +82,19 @@ def test_invalid_yaml(tmp_path: Path) -> None:
     path = _write(tmp_path, "version: [unclosed\n")
     with pytest.raises(codebook.CodebookError, match="not valid YAML"):
         codebook.load(path)
+
+
+def test_support_schema_and_import_codebook(tmp_path: Path) -> None:
+    from citeaudit import support
+    from citeaudit.imports.codebook import import_codebook
+
+    book = codebook.load(_write(tmp_path, _doc(support_schema="demo_support")))
+    assert book.support_schema == "demo_support"
+    assert support.default_schema(book) == "demo_support"
+    # one label map: it is the default; several and no support_schema: rows must name one
+    assert support.default_schema(codebook.load(_write(tmp_path, _doc()))) == "demo_support"
+    doc = import_codebook()
+    imported = codebook.load(_write(tmp_path, doc, name="v1"))
+    assert set(imported.label_maps) == {"liu2023", "liu2023_statement", "expertqa"}
+    assert support.default_schema(imported) == ""
+    assert imported.map_label("liu2023", "Citation Inaccessible") == "unresolved"

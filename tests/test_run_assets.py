@@ -48,6 +48,15 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "captures",
         "claim_checks",
         "answer_checks",
+        "support_judgments",
+        "rejected_annotations",
+        "support_labels",
+        "review_queue",
+        "annotation_agreement",
+        "citation_captures",
+        "citation_existence",
+        "payload_texts",
+        "passage_checks",
     }
     assert not list(derived.rglob("*.tmp")), "a temporary file was left behind"
     assert cli.main(["run", "--raw", str(corpus), "--derived", str(derived), "--quiet"]) == 0

@@ -20,12 +20,20 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import IO
 
-from citeaudit.demo_corpus import annotations, codebooks, vocab, warcs
+from citeaudit.demo_corpus import (
+    alignment_cases,
+    annotations,
+    codebooks,
+    support_planted,
+    vocab,
+    warcs,
+)
 from citeaudit.demo_corpus import answers as answers_mod
 from citeaudit.demo_corpus.world import Panel, Params, World, load_external_queries, rng_for
 
 DEFAULT_WARC_MAX_BYTES = 48 * 1024 * 1024
 OWNED = ("answers", "warc", "annotations/support", "annotations/source_risk",
+         "annotations/annotators.csv",
          "codebooks/v1.yaml", "codebooks/v2.yaml", "ground_truth.json")
 LINE_KINDS = ("malformed_json", "missing_field", "wrong_type", "span_out_of_range",
               "invalid_timestamp", "duplicate_id")
@@ -157,11 +165,16 @@ def generate(
     try:
         codebooks.write_codebooks(out / "codebooks")
         truth = _AnswerPhase(out, params, world, builder, per_day, show).run()
+        truth["support"]["planted"] = support_planted.plant(out, seed, truth["dates"][0])
         crawl_dates = [d.isoformat() for d in params.crawl_dates]
         result = warcs.crawl_all(world, out, crawl_dates, builder.cited_web, builder.cited_kb,
                                  warc_max_bytes, tick=show.crawled)
     finally:
         show.stop()
+    planted_warcs = alignment_cases.write_warcs(world, out)
+    result.files.extend(warcs.FileStats(f, c) for f, c in planted_warcs.files)
+    result.statuses.update(planted_warcs.statuses)
+    result.truncated.extend(planted_warcs.truncated)
     truth["crawl_dates"] = crawl_dates
     truth["warc"] = {
         "files": [{"file": f.file, "records": {k: f.records.get(k, 0) for k in
@@ -243,6 +256,7 @@ class _AnswerPhase:
         self.trailing_blank = (params.days - 1,
                                vocab.ENGINES[blank_rng.randrange(len(vocab.ENGINES))])
         self.index = 0  # answers generated so far, over all days
+        self.alignment_truth: list[dict] = []
 
     def run(self) -> dict:
         """Generate every day; returns the answer half of ground truth."""
@@ -264,6 +278,7 @@ class _AnswerPhase:
                 for a, v, r, k in sorted(self.verdicts, key=lambda t: t[0])],
             "support": dict(self.support),
             "source_risk": dict(self.source_risk),
+            "alignment_cases": sorted(self.alignment_truth, key=lambda r: r["citation_id"]),
             "planted": {"claims": dict(sorted(self.planted_claims.items())),
                         "citation_urls": dict(sorted(self.planted_urls.items()))},
         }
@@ -302,12 +317,22 @@ class _AnswerPhase:
                     dups[engine].append((slot, files.lines[engine] + self.line_rng.randint(1, 3)))
             self.index += 1
             self.show.answer()
+        if day == 0:
+            self._plant_alignment_cases(files)
         for engine in vocab.ENGINES:
             self._emit_dups(files, dups, day, engine, final=True)
         if day == self.trailing_blank[0] and self.trailing_blank[1] in files.handles:
             files.write(self.trailing_blank[1], "")
         for rev in revisions:
             self._write_sr(sr_fh, rev)
+
+    def _plant_alignment_cases(self, files: _DayFiles) -> None:
+        """Append the planted alignment answers (issue 3) to the first day's file."""
+        for draft, rows in alignment_cases.build_answers(self.world):
+            files.write(draft.engine, answers_mod.serialize(draft.obj))
+            self.counts["answer_lines"] += 1
+            self._accept(draft)
+            self.alignment_truth.extend(rows)
 
     def _take_forced(self, kind: str) -> bool:
         """Consume a due forced occurrence of ``kind`` if there is one."""

@@ -1,0 +1,104 @@
+"""Alignment assets (issue 3): citation_captures, citation_existence, payload_texts,
+passage_checks — every citation tied to the page as it was, L1 existence and L2 passages."""
+
+import dagster as dg
+import pyarrow.compute as pc
+
+from assets.metadata import table_metadata
+from citeaudit import alignment, codebook, parquet_io, passages, payload_text
+from pipelines.partitions import date_codebook, judged_partition
+from pipelines.resources import PathsResource
+
+
+def _counts(table, column: str) -> dict[str, int]:
+    if table.num_rows == 0:
+        return {}
+    vc = pc.value_counts(table.column(column)).to_pylist()
+    return {str(v["values"]): v["counts"] for v in vc}
+
+
+@dg.asset(
+    group_name="alignment",
+    partitions_def=date_codebook,
+    deps=["citations", "answers", "captures"],
+    description=(
+        "Per citation: canonical key, reference time, the capture nearest it inside the "
+        "codebook window (ASOF both sides), redirects followed (≤5 hops, loops detected), "
+        "revisits resolved, drift in seconds and the reason when nothing usable was found."
+    ),
+)
+def citation_captures(context: dg.AssetExecutionContext, paths: PathsResource
+                      ) -> dg.MaterializeResult:
+    """Align the date's citations with the captures of the crawl dates their windows touch."""
+    part = judged_partition(context.partition_key)
+    day = {"observation_date": part["observation_date"]}
+    book = codebook.load_version(paths.raw, part["codebook"])
+    citations = parquet_io.read_partition(paths.derived, "citations", day)
+    answers = parquet_io.read_partition(paths.derived, "answers", day)
+    table = alignment.align(citations, answers, paths.derived, book)
+    path = parquet_io.write_partition(table, paths.derived, "citation_captures", part)
+    issues = _counts(table.filter(pc.is_valid(table.column("resolution_issue"))),
+                     "resolution_issue")
+    return dg.MaterializeResult(metadata=table_metadata(table, path, **{
+        f"issue_{k}": v for k, v in sorted(issues.items())}))
+
+
+@dg.asset(
+    group_name="alignment",
+    partitions_def=date_codebook,
+    deps=["citation_captures"],
+    description="L1 per citation: pass, dead, changed or unknown, with a reason and the drift.",
+)
+def citation_existence(context: dg.AssetExecutionContext, paths: PathsResource
+                       ) -> dg.MaterializeResult:
+    """Classify each aligned citation (SQL); unknown is never pass or dead."""
+    part = judged_partition(context.partition_key)
+    aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
+    table = alignment.existence(aligned)
+    path = parquet_io.write_partition(table, paths.derived, "citation_existence", part)
+    return dg.MaterializeResult(metadata=table_metadata(table, path, **{
+        f"state_{k}": v for k, v in sorted(_counts(table, "state").items())}))
+
+
+@dg.asset(
+    group_name="alignment",
+    partitions_def=date_codebook,
+    deps=["citation_captures"],
+    description=(
+        "One row per distinct payload of an aligned capture: its text (HTML to text), the "
+        "charset used and the extractor, or the error that left it without text."
+    ),
+)
+def payload_texts(context: dg.AssetExecutionContext, paths: PathsResource
+                  ) -> dg.MaterializeResult:
+    """Read each distinct final payload once from its WARC and extract its text."""
+    part = judged_partition(context.partition_key)
+    aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
+    table = payload_text.extract_payloads(aligned, paths.raw)
+    path = parquet_io.write_partition(table, paths.derived, "payload_texts", part)
+    errors = table.num_rows - pc.sum(pc.is_null(table.column("error"))).as_py() \
+        if table.num_rows else 0
+    return dg.MaterializeResult(metadata=table_metadata(table, path, with_error=errors))
+
+
+@dg.asset(
+    group_name="alignment",
+    partitions_def=date_codebook,
+    deps=["citations", "citation_captures", "payload_texts"],
+    description=(
+        "L2 mechanical per quoted citation: located (at its chunk offset), shifted, "
+        "normalized, absent or unresolved, with the matched offsets."
+    ),
+)
+def passage_checks(context: dg.AssetExecutionContext, paths: PathsResource
+                   ) -> dg.MaterializeResult:
+    """Look for each cited quote in the aligned capture's text (SQL)."""
+    part = judged_partition(context.partition_key)
+    day = {"observation_date": part["observation_date"]}
+    citations = parquet_io.read_partition(paths.derived, "citations", day)
+    aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
+    texts = parquet_io.read_partition(paths.derived, "payload_texts", part)
+    table = passages.check(citations, aligned, texts)
+    path = parquet_io.write_partition(table, paths.derived, "passage_checks", part)
+    return dg.MaterializeResult(metadata=table_metadata(table, path, **{
+        f"status_{k}": v for k, v in sorted(_counts(table, "status").items())}))

@@ -1,0 +1,119 @@
+"""Support assets (date × codebook): judgments, rejections, adjudicated labels, review queue and
+agreement. The rules live in citeaudit.support / citeaudit.agreement and sql/support/."""
+
+import dagster as dg
+import pyarrow.compute as pc
+
+from assets.metadata import table_metadata
+from citeaudit import agreement, codebook, parquet_io, support
+from citeaudit.layout import codebook_versions
+from pipelines.partitions import date_codebook, judged_partition
+from pipelines.resources import PathsResource
+
+
+def _daily(name: str) -> str:
+    """A daily upstream: Dagster maps a date × codebook partition to its date dimension."""
+    return name
+
+
+def _counts(table, column: str) -> str:
+    if table.num_rows == 0:
+        return "{}"
+    vc = pc.value_counts(table.column(column)).to_pylist()
+    return ", ".join(f"{d['values']}: {d['counts']}" for d in
+                     sorted(vc, key=lambda d: str(d["values"])))
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "support_judgments", group_name="support",
+            deps=[_daily("claims"), _daily("citations")],
+            description="Every accepted support annotation row, its raw label mapped through "
+                        "the codebook onto seed 003's five labels.",
+        ),
+        dg.AssetSpec(
+            "rejected_annotations", group_name="support",
+            deps=[_daily("claims"), _daily("citations")],
+            description="Annotation rows that cannot be used (unknown label, annotator or "
+                        "codebook version, orphan ids, duplicate judgments...) with reasons.",
+        ),
+    ],
+    partitions_def=date_codebook,
+)
+def support_judgments(context: dg.AssetExecutionContext, paths: PathsResource):
+    """Read annotations/support under the partition's codebook; split accepted / rejected."""
+    part = judged_partition(context.partition_key)
+    book = codebook.load_version(paths.raw, part["codebook"])
+    classified = support.classify(paths.raw, paths.derived, book)
+    accepted, rejected = support.judgments(classified, part["observation_date"])
+    registry = support.read_registry(paths.raw)
+    extra = {
+        "support_judgments": {
+            "labels": _counts(accepted, "label"),
+            "annotator_registry": "present" if registry is not None else
+            "absent: annotator ids not checked",
+            "codebook_versions_known": ", ".join(codebook_versions(paths.raw)),
+        },
+        "rejected_annotations": {"reasons": _counts(rejected, "reason")},
+    }
+    for name, table in (("support_judgments", accepted), ("rejected_annotations", rejected)):
+        path = parquet_io.write_partition(table, paths.derived, name, part)
+        yield dg.MaterializeResult(asset_key=name,
+                                   metadata=table_metadata(table, path, **extra[name]))
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "support_labels", group_name="support",
+            deps=["support_judgments", _daily("answers")],
+            description="Per judged (claim, citation): majority over human annotators per atom "
+                        "(tie = unresolved), aggregated over atoms (seed 002 §4.3), votes kept.",
+        ),
+        dg.AssetSpec(
+            "review_queue", group_name="support", deps=["support_judgments", _daily("answers")],
+            description="Partial, tied, unresolved and grader-only items, every item of a "
+                        "high-risk domain, and a seeded sample of fully supported ones.",
+        ),
+    ],
+    partitions_def=date_codebook,
+)
+def support_labels(context: dg.AssetExecutionContext, paths: PathsResource):
+    """Adjudicate, aggregate and queue; deterministic for the codebook's sampling seed."""
+    part = judged_partition(context.partition_key)
+    book = codebook.load_version(paths.raw, part["codebook"])
+    judged = parquet_io.read_partition(paths.derived, "support_judgments", part)
+    answers = parquet_io.read_partition(paths.derived, "answers",
+                                        {"observation_date": part["observation_date"]})
+    labels = support.labels(judged, answers, book)
+    queue = support.review_queue(labels)
+    extra = {
+        "support_labels": {"labels": _counts(labels, "label")},
+        "review_queue": {"reasons": _counts(queue, "reason")},
+    }
+    for name, table in (("support_labels", labels), ("review_queue", queue)):
+        path = parquet_io.write_partition(table, paths.derived, name, part)
+        yield dg.MaterializeResult(asset_key=name,
+                                   metadata=table_metadata(table, path, **extra[name]))
+
+
+@dg.asset(
+    group_name="support",
+    partitions_def=date_codebook,
+    deps=["support_judgments", "support_labels"],
+    description="Krippendorff's alpha, pairwise Cohen's kappa (human annotators) and grader vs "
+                "adjudicated-human confusion counts, overall and per engine and domain.",
+)
+def annotation_agreement(context: dg.AssetExecutionContext,
+                         paths: PathsResource) -> dg.MaterializeResult:
+    """Agreement of the partition's original (pre-adjudication) human labels."""
+    part = judged_partition(context.partition_key)
+    judged = parquet_io.read_partition(paths.derived, "support_judgments", part)
+    labels = parquet_io.read_partition(paths.derived, "support_labels", part)
+    table = agreement.agreement(judged, labels)
+    path = parquet_io.write_partition(table, paths.derived, "annotation_agreement", part)
+    alpha = [r["value"] for r in table.to_pylist()
+             if r["stratum"] == "overall" and r["statistic"] == "krippendorff_alpha"]
+    return dg.MaterializeResult(metadata=table_metadata(
+        table, path, alpha_overall=str(alpha[0] if alpha else None)))

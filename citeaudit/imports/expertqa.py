@@ -1,0 +1,108 @@
+"""Import ExpertQA (Malaviya et al. 2024) expert-judged answers (``*.jsonl``).
+
+Each line is one expert question with ``annotator_id``, ``metadata.field`` (the expert's field:
+our stratum ``domain``) and ``answers`` keyed by system (bing_chat, gpt4, rr_gs_gpt4, ...), each
+with ``answer_string`` and ``claims`` (``claim_string``, ``evidence`` — a list of
+``"[n] url\\n\\npassage"`` strings — and the expert's ``support`` label for the claim against
+all its evidence together).
+
+Mapping: one answer per (question, system) (answer_id ``expertqa-<line>-<system>``), one claim
+per claim string (span located in the answer with whitespace-tolerant matching), one citation
+per evidence item (url, passage as ``quote``), and one claim-level support annotation row per
+claim (``citation_id`` empty, schema ``expertqa``) by the answer's annotator. A claim whose
+``support`` is missing in the source is written with an empty label, so ingestion rejects it
+visibly (missing_field) rather than inventing a label. ``observed_at`` is the ``--date`` given
+(default 2023-06-01; the source has none); inclusion probability 1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from citeaudit.imports import writer
+from citeaudit.imports.codebook import VERSION
+
+SCHEMA = "expertqa"
+DEFAULT_DATE = "2023-06-01"
+_EVIDENCE = re.compile(r"^\s*\[(\d+)\]\s*(\S+)\s*(.*)$", re.S)
+
+
+def locate(text: str, claim: str, start: int = 0) -> tuple[int, int] | None:
+    """The span of ``claim`` in ``text``, whitespace differences allowed; None if absent."""
+    tokens = claim.split()
+    if not tokens:
+        return None
+    pattern = re.compile(r"\s*".join(re.escape(t) for t in tokens))
+    m = pattern.search(text, start) or pattern.search(text)
+    return m.span() if m else None
+
+
+def _citation(claim_id: str, j: int, evidence: str) -> dict:
+    m = _EVIDENCE.match(evidence)
+    cit = {"citation_id": f"{claim_id}:e{j:02d}", "source_type": "web"}
+    if m:
+        cit.update(tag=None, url=m.group(2), source_id=m.group(2))
+        if m.group(3).strip():
+            cit["quote"] = m.group(3).strip()
+    else:
+        cit["quote"] = evidence
+    return {k: v for k, v in cit.items() if v is not None}
+
+
+def convert(lines: list[dict], date: str) -> tuple[dict[str, list[dict]], list[dict]]:
+    """(answers per system, annotation rows) for the lines of one file."""
+    by_system: dict[str, list[dict]] = {}
+    rows: list[dict] = []
+    for i, rec in enumerate(lines, start=1):
+        field = (rec.get("metadata") or {}).get("field") or "unknown"
+        for system, ans in sorted(rec["answers"].items()):
+            answer_id = f"expertqa-{i:04d}-{system}"
+            text = ans["answer_string"]
+            annotator = ans.get("annotator_id") or rec.get("annotator_id") or ""
+            claims, cursor = [], 0
+            for k, c in enumerate(ans["claims"]):
+                span = locate(text, c["claim_string"], cursor)
+                if span is None:
+                    raise ValueError(f"line {i} {system}: claim {k} not found in the answer")
+                cursor = span[1]
+                claim_id = f"{answer_id}:c{k:02d}"
+                claims.append({
+                    "claim_id": claim_id, "span": list(span), "text": c["claim_string"],
+                    "verification_worthy": {"Yes": True, "No": False}.get(c.get("worthiness")),
+                    "citations": [_citation(claim_id, j, ev)
+                                  for j, ev in enumerate(c.get("evidence") or [])],
+                })
+                rows.append({
+                    "claim_id": claim_id, "citation_id": "", "annotator_id": annotator,
+                    "label": c.get("support") or "",
+                    "evidence_span": c.get("reason_missing_support") or "",
+                    "codebook_version": VERSION, "grader": "human", "schema": SCHEMA,
+                })
+            by_system.setdefault(system, []).append({
+                "answer_id": answer_id,
+                "query_id": "expertqa-q-" + writer.short_id(rec["question"]),
+                "query_text": rec["question"],
+                "engine": system,
+                "observed_at": f"{date}T00:00:00Z",
+                "answer_text": text,
+                "strata": {"domain": field, "risk_band": "unknown", "inclusion_prob": 1.0},
+                "claims": claims,
+            })
+    return by_system, rows
+
+
+def import_file(path: Path, out: Path, date: str = DEFAULT_DATE) -> dict:
+    """Import one ExpertQA JSONL file into ``out``; returns counts of what was written."""
+    with open(path, encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh if line.strip()]
+    by_system, rows = convert(lines, date)
+    stem = Path(path).stem
+    for system, answers in sorted(by_system.items()):
+        writer.write_answers(out, date, f"expertqa-{stem}-{system}", answers)
+    writer.write_annotations(out, f"expertqa-{stem}", rows)
+    writer.merge_registry(out, {r["annotator_id"]: "human" for r in rows if r["annotator_id"]})
+    writer.write_codebook(out)
+    return {"dataset": "expertqa", "answers": sum(len(a) for a in by_system.values()),
+            "claims": len(rows), "annotation_rows": len(rows), "date": date}

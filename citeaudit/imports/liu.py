@@ -1,0 +1,123 @@
+"""Import Liu, Zhang & Liang (2023) human evaluations (``intrinsic_halls.json`` schema).
+
+Each record is one engine's answer to one query: ``response`` text, ``citations`` (text such as
+``[1]``, character offsets, ``link_target``), ``statements_to_citation_texts`` and, under
+``annotation.statement_to_annotation``, per statement ``statement_is_verification_worthy`` and
+per citation ``citation_supports`` (the label) and ``evidence`` (a quoted passage).
+
+Mapping onto the raw layout: one answer per record (engine = ``system_name``, domain = the
+query ``split``; the source holds no observation time, so ``observed_at`` is the ``--date``
+given, default 2023-03-01, the month the paper's data was collected), one claim per statement
+(span found in the response), one citation per citation marker inside the statement's span,
+one support annotation row per citation judgment (schema ``liu2023``) and one claim-level row
+(empty citation_id, schema ``liu2023_statement``) per statement judged as a whole
+(``statement_supported``: do its citations together fully support it; statements without
+citations have no such judgment and get no row). The source does not
+identify annotators: every row names the single pseudo-annotator ``liu2023-annotator``.
+Inclusion probability is 1 (the file is a fixed, and biased, subset: no weights can undo that).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from citeaudit.imports import writer
+from citeaudit.imports.codebook import VERSION
+
+SCHEMA = "liu2023"
+STATEMENT_SCHEMA = "liu2023_statement"
+ANNOTATOR = "liu2023-annotator"
+DEFAULT_DATE = "2023-03-01"
+
+
+def _claims(rec: dict, answer_id: str) -> tuple[list[dict], list[dict]]:
+    """The claims of one record and the annotation rows of their citations."""
+    text = rec["response"]
+    judged = rec["annotation"]["statement_to_annotation"]
+    statements = list(rec["statements_to_citation_texts"].items())
+    located = []
+    cursor = 0
+    for statement, cited in statements:
+        start = text.find(statement, cursor)
+        if start < 0:
+            start = text.find(statement)
+        if start < 0 or not statement:
+            raise ValueError(f"record {rec['id']}: statement not found in response: "
+                             f"{statement[:80]!r}")
+        located.append((start, start + len(statement), statement, cited))
+        cursor = start + len(statement)
+    claims, rows = [], []
+    for k, (start, end, statement, cited) in enumerate(located):
+        claim_id = f"{answer_id}:s{k:02d}"
+        markers = [c for c in rec["citations"]
+                   if start <= c["start_index"] < end and c["text"] in cited]
+        citations, by_text = [], {}
+        for j, c in enumerate(sorted(markers, key=lambda c: c["start_index"])):
+            cid = f"{claim_id}:c{j:02d}"
+            by_text.setdefault(c["text"], cid)
+            citations.append({"citation_id": cid, "url": c["link_target"],
+                              "source_id": c["link_target"], "source_type": "web"})
+        note = judged.get(statement) or {}
+        claims.append({"claim_id": claim_id, "span": [start, end], "text": statement,
+                       "verification_worthy": note.get("statement_is_verification_worthy"),
+                       "citations": citations})
+        if note.get("statement_supported") is not None:
+            rows.append({
+                "claim_id": claim_id, "citation_id": "", "annotator_id": ANNOTATOR,
+                "label": note["statement_supported"], "evidence_span": "",
+                "codebook_version": VERSION, "grader": "human", "schema": STATEMENT_SCHEMA,
+            })
+        for ann in note.get("citation_annotations") or []:
+            rows.append({
+                "claim_id": claim_id,
+                # a judged marker the statement does not carry stays visible as an orphan id
+                "citation_id": by_text.get(ann["citation_text"],
+                                           f"{claim_id}:{ann['citation_text']}"),
+                "annotator_id": ANNOTATOR,
+                "label": ann.get("citation_supports") or "",
+                "evidence_span": ann.get("evidence") or "",
+                "codebook_version": VERSION,
+                "grader": "human",
+                "schema": SCHEMA,
+            })
+    return claims, rows
+
+
+def convert(records: list[dict], date: str) -> tuple[dict[str, list[dict]], list[dict]]:
+    """(answers per engine, annotation rows) for the records of one file."""
+    by_engine: dict[str, list[dict]] = {}
+    rows: list[dict] = []
+    for rec in records:
+        answer_id = f"liu-{rec['id']}"
+        claims, ann = _claims(rec, answer_id)
+        by_engine.setdefault(rec["system_name"], []).append({
+            "answer_id": answer_id,
+            "query_id": "liu-q-" + writer.short_id(rec["query"]),
+            "query_text": rec["query"],
+            "engine": rec["system_name"],
+            "observed_at": f"{date}T00:00:00Z",
+            "answer_text": rec["response"],
+            "strata": {"domain": rec.get("split") or "unknown", "risk_band": "unknown",
+                       "inclusion_prob": 1.0},
+            "claims": claims,
+        })
+        rows.extend(ann)
+    return by_engine, rows
+
+
+def import_file(path: Path, out: Path, date: str = DEFAULT_DATE) -> dict:
+    """Import one Liu et al. JSON file into ``out``; returns counts of what was written."""
+    records = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(records, list):
+        raise ValueError(f"{path}: expected a JSON list of records")
+    by_engine, rows = convert(records, date)
+    stem = Path(path).stem
+    for engine, answers in sorted(by_engine.items()):
+        writer.write_answers(out, date, f"liu-{stem}-{engine}", answers)
+    writer.write_annotations(out, f"liu-{stem}", rows)
+    writer.merge_registry(out, {ANNOTATOR: "human"})
+    writer.write_codebook(out)
+    return {"dataset": "liu", "answers": sum(len(a) for a in by_engine.values()),
+            "claims": sum(len(a["claims"]) for v in by_engine.values() for a in v),
+            "annotation_rows": len(rows), "date": date}

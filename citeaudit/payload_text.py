@@ -1,0 +1,173 @@
+"""Payload text: each distinct archived payload read once from its WARC and turned into text.
+
+Why here: L2 passage checks search the cited quote in the text of the capture the citation is
+aligned with, so the text must be the page as archived: the HTTP body after transfer and
+content coding (chunked, gzip, deflate, br: warcio's ``content_stream``), decoded with the
+declared charset (HTTP ``Content-Type``, else ``<meta charset>``, else detection — the EUC-JP
+pages of ClueWeb declare theirs), then HTML turned into text.
+
+The extractor is selectolax (Lexbor): the text nodes of ``<body>`` outside script/style/
+noscript/template/svg, each stripped, joined by ``"\\n"``. That is the convention the offsets
+engines record (``chunk_offset``) follow in our corpora, and it keeps every text node — a
+main-content extractor such as resiliparse's would drop navigation and lists a quote may come
+from. The comparison on the Common Crawl excerpt is in docs/architecture.md.
+
+A payload that cannot be read or decoded gets an ``error`` and no text (passage checks then
+say ``unresolved``), never an empty text that would read as "quote absent".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+
+EXTRACTOR = "selectolax-lexbor"
+SKIP_TAGS = ["script", "style", "noscript", "template", "svg"]
+HTML_MIMES = ("text/html", "application/xhtml+xml")
+TEXT_MIMES = ("text/plain",)
+MAX_BYTES = 20 * 1024 * 1024
+
+PAYLOAD_TEXT_SCHEMA = pa.schema(
+    [
+        pa.field("payload_sha256", pa.string()),
+        pa.field("file", pa.string()),
+        pa.field("offset", pa.int64()),
+        pa.field("mime", pa.string()),
+        pa.field("charset", pa.string()),
+        pa.field("content_encoding", pa.string()),
+        pa.field("extractor", pa.string()),
+        pa.field("text", pa.string()),
+        pa.field("text_length", pa.int64()),
+        pa.field("error", pa.string()),
+    ]
+)
+
+_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.I)
+
+
+def _charset_of(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    m = re.search(r"charset\s*=\s*[\"']?([A-Za-z0-9_.:-]+)", content_type, re.I)
+    return m.group(1).lower() if m else None
+
+
+def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
+    """(text, charset used): declared HTTP charset, else ``<meta>``, else detection.
+
+    An unknown charset label falls through to the next source; undecodable bytes are
+    replaced (U+FFFD), so a stray byte never loses the page.
+    """
+    import codecs
+
+    from resiliparse.parse.encoding import detect_encoding
+
+    candidates = [_charset_of(content_type)]
+    m = _META_CHARSET.search(body[:4096])
+    candidates.append(m.group(1).decode("ascii", "replace").lower() if m else None)
+    for cs in candidates:
+        if not cs:
+            continue
+        try:
+            codecs.lookup(cs)
+        except LookupError:
+            continue
+        return body.decode(cs, errors="replace"), cs
+    cs = detect_encoding(body[:65536]) or "utf-8"
+    try:
+        codecs.lookup(cs)
+    except LookupError:
+        cs = "utf-8"
+    return body.decode(cs, errors="replace"), cs
+
+
+def html_to_text(markup: str) -> str:
+    """Body text nodes (scripts and styles skipped), each stripped, joined by newlines."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(markup)
+    tree.strip_tags(SKIP_TAGS)
+    root = tree.body or tree.root
+    if root is None:
+        return ""
+    parts = []
+    for node in root.traverse(include_text=True):
+        if node.tag == "-text":
+            text = (node.text_content or "").strip()
+            if text:
+                parts.append(text)
+    return "\n".join(parts)
+
+
+def read_payload(path: Path, offset: int) -> tuple[bytes, str | None, str | None, str | None]:
+    """(decoded body, content type, content encoding, error) of the record at ``offset``.
+
+    warcio's ``content_stream`` undoes chunked transfer coding and gzip/deflate/br content
+    coding; a body it cannot decode is reported, not guessed.
+    """
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        for record in ArchiveIterator(fh):
+            http = record.http_headers
+            ctype = http.get_header("content-type") if http else None
+            enc = http.get_header("content-encoding") if http else None
+            try:
+                body = record.content_stream().read(MAX_BYTES)
+            except Exception as exc:  # zlib/brotli errors: a broken body, named
+                return b"", ctype, enc, f"undecodable_body: {type(exc).__name__}"
+            return body, ctype, enc, None
+    return b"", None, None, "no_record_at_offset"
+
+
+def extract_one(path: Path, offset: int) -> dict:
+    """One payload_texts row (without the digest) for the record at ``path``/``offset``."""
+    row = {"mime": None, "charset": None, "content_encoding": None, "extractor": None,
+           "text": None, "text_length": None, "error": None}
+    if not path.is_file():
+        row["error"] = "warc_file_missing"
+        return row
+    try:
+        body, ctype, enc, err = read_payload(path, offset)
+    except Exception as exc:  # an unreadable WARC member: reported with the payload
+        body, ctype, enc, err = b"", None, None, f"unreadable_record: {type(exc).__name__}"
+    mime = (ctype or "").split(";", 1)[0].strip().lower() or None
+    row.update(mime=mime, content_encoding=enc)
+    if err:
+        row["error"] = err
+        return row
+    if mime is not None and mime not in HTML_MIMES + TEXT_MIMES:
+        row["error"] = "unsupported_mime"
+        return row
+    text, cs = decode_body(body, ctype)
+    row["charset"] = cs
+    if mime in TEXT_MIMES:
+        row.update(extractor="plain", text=text)
+    else:
+        row.update(extractor=EXTRACTOR, text=html_to_text(text))
+    row["text_length"] = len(row["text"])
+    return row
+
+
+def extract_payloads(aligned: pa.Table, raw: Path) -> pa.Table:
+    """The ``payload_texts`` table: one row per distinct payload of a usable aligned capture.
+
+    Only captures whose alignment resolved (no ``resolution_issue``) with a 2xx final status
+    are read; each payload digest is read and extracted once, in digest order.
+    """
+    from citeaudit import duck
+
+    con = duck.connect()
+    con.register("aligned", aligned)
+    todo = duck.query(con, "alignment/select_payloads_to_extract").to_pylist()
+    rows: dict[str, list] = {n: [] for n in PAYLOAD_TEXT_SCHEMA.names}
+    for item in todo:
+        file, offset = item["file"], int(item["offset"])
+        row = extract_one(Path(raw) / file, offset)
+        row.update(payload_sha256=item["payload_sha256"], file=file, offset=offset)
+        for name in PAYLOAD_TEXT_SCHEMA.names:
+            rows[name].append(row[name])
+    return pa.table(rows, schema=PAYLOAD_TEXT_SCHEMA)
