@@ -33,6 +33,8 @@ from pipelines.resources import PathsResource
 
 TRIGGER_TAG = "citeaudit/trigger"
 CODEBOOK_SHA_TAG = "citeaudit/codebook_sha256"
+# Runs started by the CLI, which plans its own judged runs after the daily ones.
+CLI_TRIGGERS = ("citeaudit run", "citeaudit backfill")
 
 
 def automation_status() -> dg.DefaultSensorStatus:
@@ -192,6 +194,9 @@ def judged_after_daily(
     date = context.dagster_run.tags.get("dagster/partition")
     if not date:
         return dg.SkipReason("the daily run has no partition")
+    trigger = context.dagster_run.tags.get(TRIGGER_TAG, "")
+    if trigger in CLI_TRIGGERS:
+        return dg.SkipReason(f"{date} was run by `{trigger}`, which runs its own judged stage")
     versions = sorted(context.instance.get_dynamic_partitions(codebook.name))
     digests = inputs.codebook_digests(raw)
     versions = [v for v in versions if v in digests]

@@ -232,3 +232,26 @@ def test_nightly_chain_daily_then_every_codebook(raw: Path, instance: dg.Dagster
     # The raw-input sensor adopts a date already materialized after its newest file.
     first = tick(sensors.raw_inputs_sensor, instance, raw, None, defs)
     assert yesterday not in {str(r.partition_key) for r in first.run_requests}
+
+
+def test_daily_runs_of_the_cli_are_not_followed_twice(
+    raw: Path, instance: dg.DagsterInstance
+) -> None:
+    """`citeaudit run` plans its own judged runs: the sensor must not launch them again."""
+    defs = build_defs(paths(raw)["paths"])
+    day = layout.answer_dates(raw)[0]
+    result = defs.resolve_job_def(daily_audit.name).execute_in_process(
+        partition_key=day, instance=instance, tags={sensors.TRIGGER_TAG: "citeaudit run"}
+    )
+    assert result.success
+    instance.add_dynamic_partitions(codebook.name, ["v1"])
+    (success,) = instance.all_logs(result.run_id, of_type=dg.DagsterEventType.RUN_SUCCESS)
+    context = dg.build_run_status_sensor_context(
+        sensor_name="judged_after_daily",
+        dagster_event=success.dagster_event,
+        dagster_instance=instance,
+        dagster_run=instance.get_run_by_id(result.run_id),
+        resources=paths(raw),
+    )
+    skip = sensors.judged_after_daily(context)
+    assert isinstance(skip, dg.SkipReason) and "citeaudit run" in skip.skip_message
