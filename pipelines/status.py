@@ -10,8 +10,8 @@ instance knows, one of:
   recorded, or an upstream partition was re-materialized after it;
 - ``failed``: the latest run that targeted it failed (or was canceled) after its last
   materialization; the step error's first line is the detail;
-- ``running``: the latest run that targeted it has not finished (it is running, or its process
-  was killed: an in-process run killed with SIGKILL stays ``STARTED`` in the instance);
+- ``running``: the latest run that targeted it has not finished (queued for the daemon, running,
+  or its process was killed: an in-process run killed with SIGKILL stays ``STARTED``);
 - ``missing``: never materialized, or its file is gone from disk.
 """
 
@@ -30,6 +30,7 @@ from pipelines.sensors import CODEBOOK_SHA_TAG
 
 STATES = ("materialized", "stale", "failed", "running", "missing")
 FAILED_STATUSES = (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)
+WAITING_STATUSES = (dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED)
 MAX_RUNS = 20_000
 PAGE = 1_000
 UNPARTITIONED = ""
@@ -284,8 +285,12 @@ def collect(
                             name,
                             partition,
                             "running",
-                            f"run {run.run_id[:8]} {run.status.value}: not finished "
-                            "(running, or its process was killed)",
+                            f"run {run.run_id[:8]} {run.status.value}: "
+                            + (
+                                "queued, waiting for the daemon to launch it"
+                                if run.status in WAITING_STATUSES
+                                else "not finished (running, or its process was killed)"
+                            ),
                         )
                     )
                     continue
