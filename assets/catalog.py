@@ -22,6 +22,9 @@ CATALOGUED = [
     "citation_existence",
     "payload_texts",
     "passage_checks",
+    "scholarly_records",
+    "metadata_checks",
+    "claim_independence",
 ]
 
 

@@ -72,6 +72,7 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
     from citeaudit import support_summary
 
     support_summary.render(derived, console)
+    _render_metadata(derived, console)
     catalog = derived / CATALOG_FILE
     footer = [
         f"\nOutputs: parquet under {derived}/<asset>/, catalog {catalog}",
@@ -83,3 +84,22 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
     for line in footer:
         console.print(line, soft_wrap=True, highlight=False)
     return row
+
+
+def _render_metadata(derived: Path, console: Console) -> None:
+    """L3 metadata verdicts per codebook (issue 6), when the run produced metadata_checks."""
+    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    try:
+        views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
+        rows = (duck.query(con, "report/count_metadata_outcomes").to_pylist()
+                if "metadata_checks" in views else [])
+    finally:
+        con.close()
+    if rows:
+        t = Table(title="L3 scholarly metadata (citations)", title_justify="left")
+        for col in ("codebook", "outcome", "citations", "retracted", "registries_disagree"):
+            t.add_column(col, justify="right" if col not in ("codebook", "outcome") else "left")
+        for r in rows:
+            t.add_row(*(_fmt(r[c]) for c in ("codebook", "outcome", "citations", "retracted",
+                                             "registries_disagree")))
+        console.print(t)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from citeaudit.scholarly.endpoints import RegistrySettings
+
 DEFAULT_RAW = "data/raw"
 DEFAULT_DERIVED = "data/derived"
 
@@ -36,3 +38,50 @@ def paths_from_env() -> PathsResource:
         raw_dir=os.environ.get("CITEAUDIT_RAW", DEFAULT_RAW),
         derived_dir=os.environ.get("CITEAUDIT_DERIVED", DEFAULT_DERIVED),
     )
+
+
+class _RegistryResource(dg.ConfigurableResource):
+    """A scholarly registry client's location and politeness (see citeaudit/scholarly/).
+
+    ``base_url``: "" = the official API, or the demo's loopback registry when the raw folder
+    holds ``registry/``; "offline" = cache only; else a mirror's base URL. The contact address
+    for the polite pools is read from the environment variable named by ``mailto_env``.
+    """
+
+    base_url: str = ""
+    mailto_env: str = "CITEAUDIT_MAILTO"
+    timeout_seconds: float = 10.0
+    max_retries: int = 3
+    backoff_seconds: float = 0.5
+    backoff_max_seconds: float = 10.0
+    requests_per_second: float = 5.0
+
+    def settings(self, registry: str) -> RegistrySettings:
+        return RegistrySettings(
+            registry, self.base_url, os.environ.get(self.mailto_env) or None,
+            self.timeout_seconds, self.max_retries, self.backoff_seconds,
+            self.backoff_max_seconds, self.requests_per_second)
+
+
+class CrossrefResource(_RegistryResource):
+    """Crossref REST API (crossrefapi). Env: CITEAUDIT_CROSSREF_URL, CITEAUDIT_MAILTO."""
+
+    def registry_settings(self) -> RegistrySettings:
+        return self.settings("crossref")
+
+
+class OpenAlexResource(_RegistryResource):
+    """OpenAlex API (pyalex). Env: CITEAUDIT_OPENALEX_URL, CITEAUDIT_MAILTO."""
+
+    requests_per_second: float = 8.0
+
+    def registry_settings(self) -> RegistrySettings:
+        return self.settings("openalex")
+
+
+def registries_from_env() -> dict[str, _RegistryResource]:
+    """The registry resources, base URLs from CITEAUDIT_CROSSREF_URL / CITEAUDIT_OPENALEX_URL."""
+    return {
+        "crossref": CrossrefResource(base_url=os.environ.get("CITEAUDIT_CROSSREF_URL", "")),
+        "openalex": OpenAlexResource(base_url=os.environ.get("CITEAUDIT_OPENALEX_URL", "")),
+    }

@@ -57,6 +57,9 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "citation_existence",
         "payload_texts",
         "passage_checks",
+        "scholarly_records",
+        "metadata_checks",
+        "claim_independence",
     }
     assert not list(derived.rglob("*.tmp")), "a temporary file was left behind"
     assert cli.main(["run", "--raw", str(corpus), "--derived", str(derived), "--quiet"]) == 0

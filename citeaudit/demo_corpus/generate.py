@@ -24,6 +24,7 @@ from citeaudit.demo_corpus import (
     alignment_cases,
     annotations,
     codebooks,
+    registry,
     support_planted,
     vocab,
     warcs,
@@ -34,7 +35,7 @@ from citeaudit.demo_corpus.world import Panel, Params, World, load_external_quer
 DEFAULT_WARC_MAX_BYTES = 48 * 1024 * 1024
 OWNED = ("answers", "warc", "annotations/support", "annotations/source_risk",
          "annotations/annotators.csv",
-         "codebooks/v1.yaml", "codebooks/v2.yaml", "ground_truth.json")
+         "codebooks/v1.yaml", "codebooks/v2.yaml", "registry", "ground_truth.json")
 LINE_KINDS = ("malformed_json", "missing_field", "wrong_type", "span_out_of_range",
               "invalid_timestamp", "duplicate_id")
 CLAIM_KINDS = ("missing_citation", "malformed_web", "malformed_rag", "hallucinated_citation",
@@ -184,6 +185,7 @@ def generate(
         "status_counts": dict(sorted(result.statuses.items())),
     }
     truth["planted"]["warc"] = dict(sorted(_warc_planted(world, builder, result).items()))
+    truth["scholarly"] = registry.write_registry(out, world, builder.cited_web)
     (out / "ground_truth.json").write_text(
         json.dumps(truth, sort_keys=True, indent=1, ensure_ascii=False) + "\n",
         encoding="utf-8", newline="\n")

@@ -1,0 +1,114 @@
+"""L3 scholarly metadata (seed 002 §4.4): scholarly_records, metadata_checks, claim_independence.
+
+scholarly_records is the registry cache, written per judged partition (the records that
+partition's citations used) and read back as the union of every partition on disk
+(``citeaudit.scholarly.cache``): a DOI already answered is not fetched again until it is older
+than the codebook's ``refresh_days``, so a nightly run makes one request per new DOI, and a
+second run, or another codebook, makes none.
+"""
+
+from collections import Counter
+
+import dagster as dg
+import pyarrow.compute as pc
+
+from assets.metadata import table_metadata
+from citeaudit import codebook, parquet_io
+from citeaudit.scholarly import cache, check, compare, endpoints
+from pipelines.partitions import date_codebook, judged_partition
+from pipelines.resources import CrossrefResource, OpenAlexResource, PathsResource
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "scholarly_records",
+            group_name="scholarly",
+            deps=["citations"],
+            description="Registry cache: per (registry, DOI or search) the HTTP outcome, fetch "
+            "time and raw JSON (union of partitions; newest answered record wins).",
+        ),
+        dg.AssetSpec(
+            "metadata_checks",
+            group_name="scholarly",
+            deps=["citations"],
+            description="Per citation with a DOI or scholarly metadata: consistent, mismatch "
+            "(fields), not_found, unmatched or unresolvable; retraction flag; registry agreement.",
+        ),
+    ],
+    partitions_def=date_codebook,
+)
+def check_metadata(
+    context: dg.AssetExecutionContext,
+    paths: PathsResource,
+    crossref: CrossrefResource,
+    openalex: OpenAlexResource,
+):
+    """Look DOIs (or titles) up in Crossref and OpenAlex through the cache and compare."""
+    part = judged_partition(context.partition_key)
+    book = codebook.load_version(paths.raw, part["codebook"])
+    citations = parquet_io.read_partition(
+        paths.derived, "citations", {"observation_date": part["observation_date"]}
+    )
+    cached = cache.read_cache(paths.derived)
+    settings = (crossref.registry_settings(), openalex.registry_settings())
+    with endpoints.open_clients(paths.raw, *settings) as opened:
+        store = cache.RecordStore(cached, opened.clients, book.scholarly.refresh_days)
+        checks = check.check_citations(
+            citations, store, compare.Thresholds.from_codebook(book.scholarly)
+        )
+        wire = opened.stats()
+        modes = opened.modes
+    records = store.table()
+    outcomes = Counter(checks.column("outcome").to_pylist())
+    retracted = pc.sum(pc.fill_null(checks.column("retracted"), False)).as_py() or 0
+    extra = {
+        "citations_checked": checks.num_rows,
+        "requests_made": store.counts["requests"],
+        "records_from_cache": store.counts["from_cache"],
+        "stale_used_after_error": store.counts["stale_used_after_error"],
+        "registries": ", ".join(f"{k}={v}" for k, v in sorted(modes.items())),
+        **wire,
+    }
+    path = parquet_io.write_partition(records, paths.derived, "scholarly_records", part)
+    yield dg.MaterializeResult(
+        asset_key="scholarly_records", metadata=table_metadata(records, path, **extra)
+    )
+    counts = {f"outcome_{o}": outcomes.get(o, 0) for o in check.OUTCOMES}
+    path = parquet_io.write_partition(checks, paths.derived, "metadata_checks", part)
+    yield dg.MaterializeResult(
+        asset_key="metadata_checks",
+        metadata=table_metadata(checks, path, retracted=retracted, **counts, **extra),
+    )
+
+
+@dg.asset(
+    group_name="scholarly",
+    deps=["claims", "citations", "citation_captures"],
+    partitions_def=date_codebook,
+    description="Per claim: citations and independent sources (citations sharing a payload "
+    "digest or an origin count once).",
+)
+def claim_independence(
+    context: dg.AssetExecutionContext, paths: PathsResource
+) -> dg.MaterializeResult:
+    """Count independent sources per claim; digests come from citation_captures when present."""
+    part = judged_partition(context.partition_key)
+    daily = {"observation_date": part["observation_date"]}
+    claims = parquet_io.read_partition(paths.derived, "claims", daily)
+    citations = parquet_io.read_partition(paths.derived, "citations", daily)
+    try:
+        captures = parquet_io.read_partition(paths.derived, "citation_captures", part)
+    except FileNotFoundError:
+        captures = None
+    table = check.claim_independence(claims, citations, captures)
+    shared = pc.sum(table.column("has_shared_source")).as_py() or 0
+    path = parquet_io.write_partition(table, paths.derived, "claim_independence", part)
+    return dg.MaterializeResult(
+        metadata=table_metadata(
+            table,
+            path,
+            claims_with_shared_source=shared,
+            payload_digests="citation_captures" if captures is not None else "absent: origin only",
+        )
+    )

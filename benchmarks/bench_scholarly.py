@@ -1,0 +1,139 @@
+"""Benchmark the L3 metadata check: the comparison hot path, and requests under the rate limit.
+
+Run: ``.venv/bin/python benchmarks/bench_scholarly.py`` (``make bench``). Options:
+``--citations N`` (default 50,000), ``--works N`` (distinct registered works, default 500),
+``--rate R`` (requests per second per registry for the wire part, default 10).
+
+a. *Wire*: every distinct DOI of the citations (the works and the fabricated ones) is looked up
+   once in Crossref and OpenAlex (real crossrefapi
+   and pyalex clients, loopback registry holding the works), through the RecordStore, at
+   ``--rate`` requests/s per registry (the two registries in two threads, as they are independent
+   services with their own limits). Reports requests, wall time and achieved rate: the limiter,
+   not the server, must set the pace.
+b. *Check*: ``--citations`` citations (each citing one of the works: 60 % exact, 15 % wrong year,
+   10 % wrong first author, 5 % other title, 10 % fabricated DOIs) checked from the warm cache
+   (no request): SQL selection, DOI extraction, one comparison per distinct (DOI, cited fields),
+   the join back. Reports citations/s and verifies the planted mismatch counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from citeaudit.demo_corpus.registry import crossref_body, openalex_body  # noqa: E402
+from citeaudit.scholarly import check, compare  # noqa: E402
+from citeaudit.scholarly.cache import RecordStore  # noqa: E402
+from citeaudit.scholarly.endpoints import RegistrySettings  # noqa: E402
+from citeaudit.scholarly.mirror import RegistryMirror  # noqa: E402
+
+WORDS = ("adaptive", "bayesian", "cohort", "dynamics", "estimation", "filters", "genomic",
+         "hierarchical", "inference", "kinetics", "longitudinal", "models", "networks",
+         "oncology", "protein", "quantile", "robust", "sampling", "tissue", "variance")
+SURNAMES = ("Okafor", "Lindqvist", "Haddad", "Nakamura", "Kowalski", "Moreau", "Silva",
+            "Chen", "Novak", "Adeyemi", "Fischer", "Rossi")
+
+
+def make_works(n: int, rng: random.Random) -> list[dict]:
+    works = []
+    for i in range(n):
+        title = " ".join(rng.sample(WORDS, 6)).capitalize() + f" study {i}"
+        works.append({"DOI": f"10.5072/bench.{i}", "type": "journal-article", "title": [title],
+                      "container-title": [f"Journal of {rng.choice(WORDS).title()}"],
+                      "issued": {"date-parts": [[2000 + i % 25]]},
+                      "author": [{"given": "A.", "family": rng.choice(SURNAMES),
+                                  "sequence": "first"}]})
+    return works
+
+
+def write_registry(root: Path, works: list[dict]) -> None:
+    for reg in ("crossref", "openalex"):
+        (root / reg / "works").mkdir(parents=True, exist_ok=True)
+    for k, w in enumerate(works):
+        name = w["DOI"].replace("/", "_") + ".json"
+        (root / "crossref" / "works" / name).write_text(json.dumps(crossref_body(w)))
+        (root / "openalex" / "works" / name).write_text(json.dumps(openalex_body(w, 10**9 + k)))
+
+
+def citations_table(works: list[dict], n: int, rng: random.Random) -> tuple[pa.Table, dict]:
+    rows, planted = [], {"year": 0, "first_author": 0, "title": 0, "not_found": 0}
+    for i in range(n):
+        w = rng.choice(works)
+        title, year = w["title"][0], w["issued"]["date-parts"][0][0]
+        author, venue, doi = f"A. {w['author'][0]['family']}", w["container-title"][0], w["DOI"]
+        r = rng.random()
+        if r < 0.15:
+            year += 3
+            planted["year"] += 1
+        elif r < 0.25:
+            author = "B. Zzyzx"
+            planted["first_author"] += 1
+        elif r < 0.30:
+            title = "Entirely different words about something else"
+            planted["title"] += 1
+        elif r < 0.40:
+            doi = f"10.5555/fabricated.{rng.randrange(max(1, len(works) // 3))}"
+            planted["not_found"] += 1
+        rows.append({"answer_id": f"a{i // 4}", "claim_id": f"c{i // 2}", "citation_id": f"x{i}",
+                     "claim_index": 0, "citation_index": i % 2, "url": None, "doi": doi,
+                     "title": title, "authors": [author], "year": year, "venue": venue,
+                     "source_type": "scholarly"})
+    return pa.Table.from_pylist(rows), planted
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--citations", type=int, default=50_000)
+    ap.add_argument("--works", type=int, default=500)
+    ap.add_argument("--rate", type=float, default=10.0)
+    args = ap.parse_args()
+    rng = random.Random(7)
+    works = make_works(args.works, rng)
+    table, planted = citations_table(works, args.citations, rng)
+    dois = sorted(set(table.column("doi").to_pylist()))
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "registry"
+        write_registry(root, works)
+        with RegistryMirror.from_raw(root) as mirror:
+            clients = {
+                reg: RegistrySettings(reg, requests_per_second=args.rate).client(
+                    mirror.crossref_url if reg == "crossref" else mirror.openalex_url)
+                for reg in ("crossref", "openalex")}
+            store = RecordStore({}, clients, refresh_days=30)
+            t0 = time.perf_counter()
+
+            def fetch_all(reg: str) -> None:
+                for doi in dois:
+                    store.get(reg, "work", doi)
+
+            with ThreadPoolExecutor(2) as pool:
+                list(pool.map(fetch_all, ("crossref", "openalex")))
+            wire = time.perf_counter() - t0
+        requests = store.counts["requests"]
+        offline = RecordStore(dict(store.used), {}, refresh_days=30)
+        t0 = time.perf_counter()
+        out = check.check_citations(table, offline, compare.Thresholds())
+        checked = time.perf_counter() - t0
+    got = {f: sum(1 for m in out.column("mismatch_fields").to_pylist() if m == f)
+           for f in ("year", "first_author")}
+    outcomes = out.column("outcome").to_pylist()
+    assert got["year"] == planted["year"] and got["first_author"] == planted["first_author"]
+    assert outcomes.count("not_found") == planted["not_found"], "fabricated DOIs must be 404s"
+    print(f"| wire: {requests:,} requests ({len(dois):,} DOIs x 2 registries) | "
+          f"{wire:.1f} s | {requests / wire:.1f} req/s (limit {args.rate:g}/s per registry) |")
+    print(f"| check: {out.num_rows:,} citations, {offline.counts['from_cache']:,} cache hits, "
+          f"0 requests | {checked:.2f} s | {out.num_rows / checked:,.0f} citations/s |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Where the registry clients of a run point: the real services, a mirror, the demo's loopback
+registry, or nowhere (offline, cache only).
+
+``base_url`` of a registry's settings:
+
+- ``""`` (default): the official API, *unless* the raw folder holds ``registry/`` (written by
+  ``citeaudit demo-corpus``): then a loopback :class:`~citeaudit.scholarly.mirror.RegistryMirror`
+  over that folder is started in-process for the duration of the step and both clients talk to
+  it (the demo runs with no network);
+- ``"offline"``: no requests at all; lookups are answered from the cache or are unresolvable;
+- anything else: the base URL of a mirror (``https://api.crossref.org`` is replaced by it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from citeaudit.scholarly.clients import (
+    CROSSREF_ORIGIN,
+    OPENALEX_ORIGIN,
+    CrossrefClient,
+    OpenAlexClient,
+)
+from citeaudit.scholarly.mirror import RegistryMirror
+from citeaudit.scholarly.transport import RegistrySession
+
+OFFLINE = "offline"
+DEMO_FOLDER = "registry"
+
+
+@dataclass(frozen=True)
+class RegistrySettings:
+    """Politeness and location of one registry (set by the Dagster resources)."""
+
+    registry: str
+    base_url: str = ""
+    mailto: str | None = None
+    timeout_seconds: float = 10.0
+    max_retries: int = 3
+    backoff_seconds: float = 0.5
+    backoff_max_seconds: float = 10.0
+    requests_per_second: float = 5.0
+
+    def session(self, base_url: str) -> RegistrySession:
+        official = CROSSREF_ORIGIN if self.registry == "crossref" else OPENALEX_ORIGIN
+        return RegistrySession(
+            official, base_url, timeout=self.timeout_seconds, max_retries=self.max_retries,
+            backoff=self.backoff_seconds, backoff_max=self.backoff_max_seconds,
+            per_second=self.requests_per_second, mailto=self.mailto)
+
+    def client(self, base_url: str):
+        session = self.session(base_url)
+        if self.registry == "crossref":
+            return CrossrefClient(session, timeout=self.timeout_seconds, mailto=self.mailto)
+        return OpenAlexClient(session)
+
+
+@dataclass
+class OpenClients:
+    """The clients of a run (a registry absent = offline) and how they were chosen."""
+
+    clients: dict
+    modes: dict[str, str]
+
+    def stats(self) -> dict[str, int]:
+        out = {}
+        for name, client in self.clients.items():
+            out[f"{name}_requests"] = client.session.stats.requests
+            out[f"{name}_attempts"] = client.session.stats.attempts
+        return out
+
+
+@contextmanager
+def open_clients(raw: Path, *settings: RegistrySettings) -> Iterator[OpenClients]:
+    """Clients for the registries per their settings (see module doc); a demo mirror is
+    stopped on exit."""
+    demo_dir = Path(raw) / DEMO_FOLDER
+    needs_demo = any(s.base_url == "" for s in settings) and demo_dir.is_dir()
+    mirror = RegistryMirror.from_raw(demo_dir) if needs_demo else None
+    if mirror is not None:
+        mirror.start()
+    try:
+        clients, modes = {}, {}
+        for s in settings:
+            if s.base_url == OFFLINE:
+                modes[s.registry] = OFFLINE
+                continue
+            if s.base_url == "" and mirror is not None:
+                url = mirror.crossref_url if s.registry == "crossref" else mirror.openalex_url
+                modes[s.registry] = "demo_loopback"
+            else:
+                url = s.base_url or (CROSSREF_ORIGIN if s.registry == "crossref"
+                                     else OPENALEX_ORIGIN)
+                modes[s.registry] = "mirror" if s.base_url else "official"
+            clients[s.registry] = s.client(url)
+        yield OpenClients(clients, modes)
+    finally:
+        if mirror is not None:
+            mirror.stop()

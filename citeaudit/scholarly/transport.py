@@ -1,0 +1,146 @@
+"""HTTP for the registry clients: one ``requests.Session`` with everything politeness needs.
+
+crossrefapi and pyalex both hard-code their hosts (``https://api.crossref.org`` in
+``crossref.restful.build_url_endpoint``, ``https://api.openalex.org`` in pyalex's ``url``
+property), pyalex mounts its retries for ``https://`` only and sets no timeout, and crossrefapi
+calls ``requests.get`` at module level. Rather than patching either library, both are handed a
+:class:`RegistrySession` that
+
+- rewrites the official origin to a configured base URL (a mirror, or the loopback server of
+  the tests and the demo): one place, both libraries;
+- mounts a :class:`TimeoutAdapter` for ``http://`` *and* ``https://`` with bounded retries and
+  exponential backoff on 429/500/502/503/504 and on connect/read errors (``Retry-After`` is
+  honoured, capped), and a default timeout for every request;
+- waits on a :class:`RateLimiter` before every request (so concurrency is bounded by the rate
+  limit, not by luck), adds ``mailto`` for the polite pools, and counts requests and attempts;
+- remembers the last final response, so a caller can tell a 404 from a 429 or invalid JSON
+  whatever the library made of it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util import Retry
+
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+
+
+class RateLimiter:
+    """At most ``per_second`` request starts per second, across threads (a spacing limiter)."""
+
+    def __init__(self, per_second: float) -> None:
+        self.interval = 1.0 / per_second if per_second > 0 else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self.interval
+        if start > now:
+            time.sleep(start - now)
+
+
+class CappedRetry(Retry):
+    """urllib3's Retry, with a server's ``Retry-After`` capped (a mirror could ask for hours)."""
+
+    DEFAULT_BACKOFF_MAX = 30.0
+    retry_after_cap: float = 30.0
+
+    def get_retry_after(self, response):  # type: ignore[override]
+        value = super().get_retry_after(response)
+        return None if value is None else min(value, self.retry_after_cap)
+
+
+class TimeoutAdapter(HTTPAdapter):
+    """An HTTPAdapter with a default timeout, counting every request sent and every attempt."""
+
+    def __init__(self, timeout: float, retries: Retry, stats: RequestStats) -> None:
+        self.timeout = timeout
+        self.stats = stats
+        super().__init__(max_retries=retries)
+
+    def send(self, request, **kwargs):  # type: ignore[override]
+        if kwargs.get("timeout") is None:
+            kwargs["timeout"] = self.timeout
+        self.stats.requests += 1
+        try:
+            response = super().send(request, **kwargs)
+        except requests.RequestException:
+            self.stats.attempts += 1 + self.max_retries.total  # every allowed try was spent
+            raise
+        history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
+        self.stats.attempts += 1 + len(history)
+        return response
+
+
+@dataclass
+class RequestStats:
+    """Requests sent by the clients (logical) and attempts on the wire (with retries)."""
+
+    requests: int = 0
+    attempts: int = 0
+
+
+@dataclass(frozen=True)
+class LastResponse:
+    """The final response of the last request (status and body), or the error that ended it."""
+
+    status: int | None
+    body: bytes | None
+    error: str = ""
+
+
+class RegistrySession(requests.Session):
+    """A session that sends a registry's official URLs to ``base_url`` (see module doc)."""
+
+    def __init__(self, official: str, base_url: str, *, timeout: float = 10.0,
+                 max_retries: int = 3, backoff: float = 0.5, backoff_max: float = 10.0,
+                 per_second: float = 5.0, mailto: str | None = None,
+                 user_agent: str = "citeaudit") -> None:
+        super().__init__()
+        self.official = official.rstrip("/")
+        self.base_url = (base_url or official).rstrip("/")
+        self.stats = RequestStats()
+        self.limiter = RateLimiter(per_second)
+        self.last: LastResponse | None = None
+        retries = CappedRetry(
+            total=max_retries, connect=max_retries, read=max_retries, status=max_retries,
+            backoff_factor=backoff, backoff_max=backoff_max, status_forcelist=RETRY_STATUSES,
+            allowed_methods=frozenset({"GET", "HEAD"}), respect_retry_after_header=True,
+            raise_on_status=False,
+        )
+        retries.retry_after_cap = backoff_max
+        adapter = TimeoutAdapter(timeout, retries, self.stats)
+        self.mount("http://", adapter)
+        self.mount("https://", adapter)
+        self.headers["User-Agent"] = f"{user_agent} (mailto:{mailto})" if mailto else user_agent
+        if mailto:
+            self.params = {"mailto": mailto}
+
+    def rebase(self, url: str) -> str:
+        """The URL with the official origin replaced by the configured base."""
+        url = str(url)
+        if url.startswith(self.official):
+            return self.base_url + url[len(self.official):]
+        return url
+
+    def request(self, method, url, *args, **kwargs):  # type: ignore[override]
+        self.limiter.wait()
+        self.last = None
+        try:
+            response = super().request(method, self.rebase(url), *args, **kwargs)
+        except requests.Timeout as exc:
+            self.last = LastResponse(None, None, f"timeout:{type(exc).__name__}")
+            raise
+        except requests.RequestException as exc:
+            self.last = LastResponse(None, None, f"connection:{type(exc).__name__}")
+            raise
+        self.last = LastResponse(response.status_code, response.content)
+        return response
