@@ -25,6 +25,10 @@ CATALOGUED = [
     "scholarly_records",
     "metadata_checks",
     "claim_independence",
+    "source_risk_records",
+    "rejected_records",
+    "omission_endpoints",
+    "source_risk_claim_ledger",
 ]
 
 

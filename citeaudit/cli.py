@@ -7,6 +7,7 @@ citeaudit status                              per asset and partition: materiali
 citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compatible CDXJ)
 citeaudit summary [--derived DIR]             print the summary of the last run
 citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
+citeaudit conformance --out DIR               run the seed 000 source-risk conformance suite
 citeaudit ui                                  the Dagster UI on the local instance
 citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
 """
@@ -82,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     ops_cli.register_cli(sub)
 
     warc_index.register_cli(sub)
+    from citeaudit.source_risk.conformance import cli as conformance_cli
+
+    conformance_cli.register_cli(sub)
 
     from citeaudit.imports.cli import register_cli as register_import
 

@@ -60,6 +60,10 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "scholarly_records",
         "metadata_checks",
         "claim_independence",
+        "source_risk_records",
+        "rejected_records",
+        "omission_endpoints",
+        "source_risk_claim_ledger",
     }
     assert not list(derived.rglob("*.tmp")), "a temporary file was left behind"
     assert cli.main(["run", "--raw", str(corpus), "--derived", str(derived), "--quiet"]) == 0

@@ -25,6 +25,7 @@ from citeaudit.demo_corpus import (
     annotations,
     codebooks,
     registry,
+    source_risk_defects,
     support_planted,
     vocab,
     warcs,
@@ -248,6 +249,10 @@ class _AnswerPhase:
         self.verdicts: list[tuple[str, bool, str | None, int | None]] = []
         self.support = Counter(rows=0, items_with_disagreement=0)
         self.source_risk = Counter(rows=0, null_predicate_rows=0)
+        self.sr_day: list[dict] = []  # the day's good source-risk records, as written
+        self.sr_texts: dict[str, str] = {}  # their answers' texts
+        self.sr_planted: list[dict] = []
+        self.sr_expected: list[dict] = []
         self.planted_claims: Counter = Counter()
         self.planted_urls: Counter = Counter()
         self.pending = _forced_plan(params.seed, params.answers)
@@ -279,7 +284,9 @@ class _AnswerPhase:
                 {"answer_id": a, "verified": v, "reason": r, "claim_index": k}
                 for a, v, r, k in sorted(self.verdicts, key=lambda t: t[0])],
             "support": dict(self.support),
-            "source_risk": dict(self.source_risk),
+            "source_risk": {**dict(self.source_risk),
+                            "planted_defects": self.sr_planted,
+                            "expected_endpoints": self.sr_expected},
             "alignment_cases": sorted(self.alignment_truth, key=lambda r: r["citation_id"]),
             "planted": {"claims": dict(sorted(self.planted_claims.items())),
                         "citation_urls": dict(sorted(self.planted_urls.items()))},
@@ -327,6 +334,7 @@ class _AnswerPhase:
             files.write(self.trailing_blank[1], "")
         for rev in revisions:
             self._write_sr(sr_fh, rev)
+        self._plant_sr(sr_fh, files.day)
 
     def _plant_alignment_cases(self, files: _DayFiles) -> None:
         """Append the planted alignment answers (issue 3) to the first day's file."""
@@ -400,8 +408,25 @@ class _AnswerPhase:
 
     def _write_sr(self, fh: IO[str], record: dict) -> None:
         fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.sr_day.append(record)
         self.source_risk["rows"] += 1
         self.source_risk["null_predicate_rows"] += None in record["predicates"].values()
+
+    def _plant_sr(self, fh: IO[str], day: str) -> None:
+        """Append the day's planted source-risk defects; note expected outcomes."""
+        rng = rng_for(self.params.seed, "source-risk-defects", day)
+        rev = source_risk_defects.ensure_revision(self.sr_day, annotations.record_digest)
+        if rev is not None:
+            self._write_sr(fh, rev)
+        line = len(self.sr_day)
+        for defect, text in source_risk_defects.plant(rng, self.sr_day, self.sr_texts):
+            fh.write(text + "\n")
+            line += 1
+            self.sr_planted.append({"file": f"{day}.jsonl", "line": line,
+                                    "defect_type": defect})
+        for e in source_risk_defects.expected_endpoints(self.sr_day, annotations.record_digest):
+            self.sr_expected.append({"observation_date": day, **e})
+        self.sr_day, self.sr_texts = [], {}
 
     def _annotate(self, draft: answers_mod.AnswerDraft, day: int, slot: int, sup,
                   sr_fh: IO[str], revisions: list[dict]) -> None:
@@ -412,6 +437,8 @@ class _AnswerPhase:
         self.support["rows"] += len(rows)
         self.support["items_with_disagreement"] += disagreements
         records, revs = annotations.source_risk_rows(self.world, rng, draft, observed)
+        if records:
+            self.sr_texts[draft.obj["answer_id"]] = draft.obj["answer_text"]
         for record in records:
             self._write_sr(sr_fh, record)
         revisions.extend(revs)
