@@ -1,8 +1,8 @@
 """The state of every asset partition, read from the Dagster instance (``citeaudit status``).
 
 For each asset and each partition the raw folder calls for (daily assets: every date found;
-date × codebook assets: every answer date × every codebook version), plus any partition the
-instance knows, one of:
+date × codebook assets: every answer date × every codebook version; none for an asset that no
+job runs, materialized on demand only), plus any partition the instance knows, one of:
 
 - ``materialized``: the latest materialization is newer than everything it was computed from;
 - ``stale``: materialized, but an input file is newer (answers/WARCs of its date or window,
@@ -250,10 +250,17 @@ def collect(
             else None
         )
 
+    from pipelines.jobs import JOBS
+
+    scheduled = {key for job in JOBS for key in assets_of_job(defs, job.name)}
     rows: list[Row] = []
     for key in keys:
         kind = kinds[key]
-        if kind == "daily":
+        if key not in scheduled:
+            # Materialized on demand only (no job runs it, e.g. a conformance suite): report
+            # the partitions it has, expect none.
+            expected: set[str] = set()
+        elif kind == "daily":
             expected = set(dates)
         elif kind == "judged":
             expected = {str(judged_key(d, v)) for d in answer_dates for v in versions}
