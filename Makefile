@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/bench_index.py
 	$(PY) benchmarks/bench_metrics.py
+	$(PY) benchmarks/bench_backfill.py
 	$(PY) benchmarks/bench_support.py
 	$(PY) benchmarks/bench_alignment.py
 	$(PY) benchmarks/bench_scholarly.py

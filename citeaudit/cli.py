@@ -2,6 +2,8 @@
 
 citeaudit demo-corpus --out data/raw          generate a realistic demo corpus
 citeaudit run [--raw DIR] [--derived DIR]     materialize every asset for the data found
+citeaudit backfill --codebook V [--from D]    recompute one codebook's judged assets
+citeaudit status                              per asset and partition: materialized/stale/failed
 citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compatible CDXJ)
 citeaudit summary [--derived DIR]             print the summary of the last run
 citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
@@ -19,60 +21,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from citeaudit import demo_corpus, warc_index
+from citeaudit import demo_corpus, ops_cli, warc_index
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
-
-
-def _cmd_run(args: argparse.Namespace) -> int:
-    from citeaudit import layout, summary
-    from pipelines import runner
-
-    raw, derived = Path(args.raw).resolve(), Path(args.derived).resolve()
-    if not raw.is_dir():
-        err.print(
-            f"[red]error:[/red] raw folder {raw} does not exist "
-            f"(try: citeaudit demo-corpus --out {args.raw})"
-        )
-        return 2
-    dates, strays = layout.discover_dates(raw)
-    for stray in strays:
-        err.print(f"[yellow]warning:[/yellow] {stray} is not named YYYY-MM-DD; skipped")
-    if args.date:
-        missing = sorted(set(args.date) - set(dates))
-        if missing:
-            err.print(
-                f"[red]error:[/red] no answers or warc folder for {', '.join(missing)} under {raw}"
-            )
-            return 2
-        dates = sorted(set(args.date))
-    if not dates:
-        err.print(f"[red]error:[/red] no answers/<date>/ or warc/<date>/ folders under {raw}")
-        return 2
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("[bold]run[/bold] {task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} runs"),
-        TimeElapsedColumn(),
-        console=err,
-        disable=args.quiet,
-    ) as progress:
-        task = progress.add_task(dates[0], total=len(runner.plan(raw, dates)))
-
-        def advance(step: runner.Step, ok: bool) -> None:
-            if not ok:
-                err.print(
-                    f"[red]failed:[/red] {step.job} {step.label} "
-                    "(see `make ui` or rerun with --verbose)"
-                )
-            progress.update(task, advance=1, description=step.label)
-
-        failed = runner.run_dates(raw, derived, dates, on_step=advance, verbose=args.verbose)
-    if not args.quiet:
-        summary.render(derived)
-    return 1 if failed else 0
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
@@ -129,26 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo_corpus.register_cli(sub)
 
-    run = sub.add_parser(
-        "run",
-        help="materialize every asset for every date found under --raw",
-        description=(
-            "Materialize answers ingestion, the capture index and the citation checks for every "
-            "observation date found under RAW (answers/<date>/, warc/<date>/), in this process, "
-            "recorded in the Dagster instance at DAGSTER_HOME (default ./.dagster_home); then "
-            "rebuild DERIVED/catalog.duckdb and print a summary."
-        ),
-    )
-    run.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
-    run.add_argument(
-        "--derived", default="data/derived", help="output folder (default: data/derived)"
-    )
-    run.add_argument(
-        "--date", action="append", metavar="YYYY-MM-DD", help="only this date (repeatable)"
-    )
-    run.add_argument("--verbose", action="store_true", help="show Dagster's event log")
-    run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
-    run.set_defaults(func=_cmd_run)
+    ops_cli.register_cli(sub)
 
     warc_index.register_cli(sub)
     from citeaudit.source_risk.conformance import cli as conformance_cli

@@ -10,6 +10,8 @@ import dagster as dg
 import assets
 from pipelines.jobs import JOBS
 from pipelines.resources import PathsResource, paths_from_env, registries_from_env
+from pipelines.schedules import SCHEDULES
+from pipelines.sensors import SENSORS
 
 
 def build_defs(paths: PathsResource, **resources: dg.ConfigurableResource) -> dg.Definitions:
@@ -19,6 +21,8 @@ def build_defs(paths: PathsResource, **resources: dg.ConfigurableResource) -> dg
         assets=dg.load_assets_from_package_module(assets),
         asset_checks=dg.load_asset_checks_from_package_module(assets),
         jobs=list(JOBS),
+        schedules=list(SCHEDULES),
+        sensors=list(SENSORS),
         resources={"paths": paths, **registries_from_env(), **resources},
         executor=dg.in_process_executor,
     )

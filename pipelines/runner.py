@@ -2,9 +2,9 @@
 
 One run of the ``daily_audit`` job per date executes every date-partitioned asset for that date,
 then one run of ``judged_audit`` per answer date and codebook version executes every
-date × codebook asset, in this process (the multiprocess executor costs seconds per step
-here), recorded in the Dagster instance under DAGSTER_HOME so ``dagster dev`` shows the runs;
-then ``rebuild_catalog`` runs.
+date × codebook asset (``citeaudit backfill``: only those, for one version), in this
+process (the multiprocess executor costs seconds per step here), recorded in the Dagster
+instance under DAGSTER_HOME so ``dagster dev`` shows the runs; then ``rebuild_catalog`` runs.
 """
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ import dagster as dg
 from citeaudit import layout
 from citeaudit.layout import codebook_versions
 from pipelines.definitions import build_defs
+from pipelines.inputs import codebook_digests
 from pipelines.jobs import JOBS, catalog_job, daily_audit, judged_audit
-from pipelines.partitions import codebook, judged_key
+from pipelines.partitions import codebook, judged_key, judged_partition
 from pipelines.resources import PathsResource
+from pipelines.sensors import CODEBOOK_SHA_TAG, TRIGGER_TAG
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-
 
 
 class Step(NamedTuple):
@@ -63,6 +64,60 @@ def plan(raw: Path, dates: list[str], versions: list[str] | None = None) -> list
     return steps
 
 
+def execute_steps(
+    raw: Path,
+    derived: Path,
+    steps: list[Step],
+    *,
+    on_step: Callable[[Step, bool], None] | None = None,
+    verbose: bool = False,
+    trigger: str = "citeaudit run",
+    register: list[str] | None = None,
+) -> list[Step]:
+    """Execute runs in this process, recorded in the instance, then rebuild the catalog; return
+    the steps that failed.
+
+    Judged runs carry the SHA-256 of their codebook file as a tag, so ``citeaudit status`` can
+    tell a partition computed under an older edit of the file. ``register`` names codebook
+    versions to add to the dynamic partition first (the judged partitions must exist).
+    """
+    ensure_dagster_home()
+    run_config = {
+        "loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}
+    }
+    defs = build_defs(PathsResource(raw_dir=str(raw), derived_dir=str(derived)))
+    jobs = {job.name: defs.resolve_job_def(job.name) for job in JOBS}
+    has_judged = jobs[judged_audit.name].partitions_def is not None
+    steps = [s for s in steps if has_judged or s.job != judged_audit.name]
+    digests = codebook_digests(raw)
+    failed: list[Step] = []
+    with dg.DagsterInstance.get() as instance:
+        register_codebooks(instance, codebook_versions(raw) if register is None else register)
+        for step in steps:
+            tags = {TRIGGER_TAG: trigger}
+            if step.job == judged_audit.name:
+                version = judged_partition(step.partition_key)["codebook"]
+                tags[CODEBOOK_SHA_TAG] = digests.get(version, "")
+            result = jobs[step.job].execute_in_process(
+                partition_key=step.partition_key,
+                instance=instance,
+                raise_on_error=False,
+                run_config=run_config,
+                tags=tags,
+            )
+            if not result.success:
+                failed.append(step)
+            if on_step:
+                on_step(step, result.success)
+        jobs[catalog_job.name].execute_in_process(
+            instance=instance,
+            run_config=run_config,
+            raise_on_error=True,
+            tags={TRIGGER_TAG: trigger},
+        )
+    return failed
+
+
 def run_dates(
     raw: Path,
     derived: Path,
@@ -74,33 +129,49 @@ def run_dates(
 ) -> list[Step]:
     """Materialize the daily assets per date, the judged assets per date × codebook, then the
     catalog; return the steps that failed."""
-    ensure_dagster_home()
-    run_config = {
-        "loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}
-    }
-    defs = build_defs(PathsResource(raw_dir=str(raw), derived_dir=str(derived)))
-    jobs = {job.name: defs.resolve_job_def(job.name) for job in JOBS}
-    has_judged = jobs[judged_audit.name].partitions_def is not None
-    steps = [s for s in plan(raw, dates, versions) if has_judged or s.job == daily_audit.name]
-    failed: list[Step] = []
-    with dg.DagsterInstance.get() as instance:
-        register_codebooks(instance, codebook_versions(raw))
-        for step in steps:
-            result = jobs[step.job].execute_in_process(
-                partition_key=step.partition_key,
-                instance=instance,
-                raise_on_error=False,
-                run_config=run_config,
-                tags={"citeaudit/trigger": "citeaudit run"},
-            )
-            if not result.success:
-                failed.append(step)
-            if on_step:
-                on_step(step, result.success)
-        jobs[catalog_job.name].execute_in_process(
-            instance=instance, run_config=run_config, raise_on_error=True
-        )
-    return failed
+    return execute_steps(
+        raw,
+        derived,
+        plan(raw, dates, versions),
+        on_step=on_step,
+        verbose=verbose,
+        register=versions,
+    )
+
+
+def backfill_plan(raw: Path, version: str, dates: list[str]) -> list[Step]:
+    """The judged runs of a codebook backfill: every answer date among ``dates`` × ``version``."""
+    answer_dates = set(layout.answer_dates(raw))
+    return [
+        Step(f"{date} {version}", judged_audit.name, judged_key(date, version))
+        for date in dates
+        if date in answer_dates
+    ]
+
+
+def backfill(
+    raw: Path,
+    derived: Path,
+    version: str,
+    dates: list[str],
+    *,
+    on_step: Callable[[Step, bool], None] | None = None,
+    verbose: bool = False,
+) -> list[Step]:
+    """Recompute every date × codebook asset of one codebook version over ``dates``.
+
+    Only ``judged_audit`` runs of partitions ``date|version`` execute, and every judged asset
+    writes under ``codebook=<version>/``, so no file of another codebook is opened for writing.
+    """
+    return execute_steps(
+        raw,
+        derived,
+        backfill_plan(raw, version, dates),
+        on_step=on_step,
+        verbose=verbose,
+        trigger="citeaudit backfill",
+        register=[version],
+    )
 
 
 def register_codebooks(instance: dg.DagsterInstance, versions: list[str]) -> list[str]:

@@ -1,0 +1,196 @@
+"""Backfill by codebook version, byte-identical reruns and `citeaudit status`, on real runs.
+
+A demo corpus is run once (every date, both codebooks) with `citeaudit run`; then a backfill
+of one codebook must rewrite that codebook's files and touch no other file, a rerun must give
+the same bytes for every asset, and `citeaudit status` must read what happened from the
+Dagster instance: materialized, stale after a codebook edit, failed, missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from ops_support import (
+    codebook_files,
+    daily_assets,
+    digests,
+    job_assets,
+    judged_assets,
+    snapshot,
+)
+
+from citeaudit import cli, demo_corpus, layout
+from pipelines import status
+from pipelines.definitions import build_defs
+from pipelines.jobs import judged_audit
+from pipelines.resources import PathsResource
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory: pytest.TempPathFactory):
+    tmp = tmp_path_factory.mktemp("ops")
+    raw, derived, home = tmp / "raw", tmp / "derived", tmp / "home"
+    demo_corpus.generate(raw, seed=13, answers=40, days=2)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DAGSTER_HOME", str(home))
+        assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0
+        yield {"raw": raw, "derived": derived, "home": home}
+
+
+def argv(pipeline: dict, *args: str) -> list[str]:
+    return [
+        args[0],
+        "--raw",
+        str(pipeline["raw"]),
+        "--derived",
+        str(pipeline["derived"]),
+        *args[1:],
+    ]
+
+
+def state(pipeline: dict) -> list[status.Row]:
+    """The status rows of the assets `citeaudit run` materializes (an asset outside its jobs,
+    such as a conformance suite run on demand, is rightly `missing` here)."""
+    defs = build_defs(
+        PathsResource(raw_dir=str(pipeline["raw"]), derived_dir=str(pipeline["derived"]))
+    )
+    wanted = job_assets()
+    with dg.DagsterInstance.get() as instance:
+        rows = status.collect(instance, defs, pipeline["raw"], pipeline["derived"])
+    return [r for r in rows if r.asset in wanted]
+
+
+def test_every_judged_asset_is_in_the_judged_job() -> None:
+    names = judged_assets()
+    job = build_defs(PathsResource()).resolve_job_def(judged_audit.name)
+    assert sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys) == names
+
+
+def test_every_judged_asset_writes_each_date_and_codebook(pipeline: dict) -> None:
+    derived, raw = pipeline["derived"], pipeline["raw"]
+    for asset in judged_assets():
+        for date in layout.answer_dates(raw):
+            for version in layout.codebook_versions(raw):
+                path = derived / asset / f"observation_date={date}" / f"codebook={version}"
+                assert path.is_dir() and any(p.is_file() for p in path.iterdir()), (
+                    f"{asset}: nothing written in {path}"
+                )
+
+
+def test_a_rerun_gives_the_same_bytes_for_every_asset(pipeline: dict) -> None:
+    first = digests(pipeline["derived"])
+    on_disk = {k.split("/")[0] for k in first}
+    assert set(judged_assets()) <= on_disk and set(daily_assets()) <= on_disk
+    assert cli.main(argv(pipeline, "run", "--quiet")) == 0
+    assert digests(pipeline["derived"]) == first
+    assert not list(pipeline["derived"].rglob("*.tmp")), "a temporary file was left behind"
+
+
+def test_backfill_rewrites_one_codebook_and_touches_no_other_file(pipeline: dict) -> None:
+    derived = pipeline["derived"]
+    judged_assets()
+    others = [
+        p
+        for p in derived.rglob("*")
+        if p.is_file() and p.name != "catalog.duckdb" and "codebook=v2" not in p.parts
+    ]
+    v1 = codebook_files(derived, "v1")
+    v2 = codebook_files(derived, "v2")
+    assert v1 and v2, "the run wrote no codebook partition"
+    before_others, before_v2 = snapshot(others), snapshot(v2)
+    assert cli.main(argv(pipeline, "backfill", "--codebook", "v2", "--quiet")) == 0
+    assert snapshot(others) == before_others, "the v2 backfill touched a file outside codebook=v2"
+    assert snapshot(v1) == {k: before_others[k] for k in map(str, v1)}
+    after_v2 = snapshot(codebook_files(derived, "v2"))
+    assert after_v2.keys() == before_v2.keys()
+    for path, (sha, _mtime, inode) in after_v2.items():
+        assert sha == before_v2[path][0], f"{path}: a recomputation gave other bytes"
+        assert inode != before_v2[path][2], f"{path}: not rewritten by the backfill"
+
+
+def test_backfill_of_a_date_range(pipeline: dict) -> None:
+    derived, raw = pipeline["derived"], pipeline["raw"]
+    first, last = layout.answer_dates(raw)[0], layout.answer_dates(raw)[-1]
+    assert first != last
+    before = snapshot(codebook_files(derived, "v1"))
+    code = cli.main(argv(pipeline, "backfill", "--codebook", "v1", "--from", last, "--to", last))
+    assert code == 0
+    after = snapshot(codebook_files(derived, "v1"))
+    changed = {p for p in after if after[p][2] != before[p][2]}
+    assert changed and all(f"observation_date={last}" in p for p in changed)
+    assert {p for p in after if f"observation_date={first}" in p}.isdisjoint(changed)
+
+
+def test_backfill_refuses_unknown_versions_and_missing_daily_data(
+    pipeline: dict, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert cli.main(argv(pipeline, "backfill", "--codebook", "v7")) == 2
+    assert "no codebooks/v7.yaml" in capsys.readouterr().err
+    empty = {**pipeline, "derived": tmp_path / "nothing"}
+    assert cli.main(argv(empty, "backfill", "--codebook", "v1")) == 2
+    assert "is not on disk" in capsys.readouterr().err
+
+
+def test_status_materialized_stale_failed_missing(
+    pipeline: dict, capsys: pytest.CaptureFixture
+) -> None:
+    raw, derived = pipeline["raw"], pipeline["derived"]
+    judged = judged_assets()
+    rows = state(pipeline)
+    assert rows and {r.state for r in rows} == {"materialized"}, [
+        r for r in rows if r.state != "materialized"
+    ]
+    names = {r.asset for r in rows}
+    assert set(judged) | set(daily_assets()) | {"catalog"} <= names
+
+    # An in-place edit of a registered codebook makes its partitions stale, not the other's.
+    book = raw / "codebooks" / "v1.yaml"
+    original = book.read_bytes()
+    book.write_bytes(original + b"\n# edited in place\n")
+    try:
+        rows = state(pipeline)
+        stale = {(r.asset, r.partition) for r in rows if r.state == "stale"}
+        date = layout.answer_dates(raw)[0]
+        assert (judged[0], f"v1|{date}") in stale
+        assert not any(p.startswith("v2|") for _, p in stale)
+        assert all("v1.yaml changed since" in r.detail for r in rows if r.state == "stale")
+    finally:
+        book.write_bytes(original)
+    assert cli.main(argv(pipeline, "backfill", "--codebook", "v1", "--quiet")) == 0
+
+    # A daily run that fails is reported with its error; a deleted file is missing.
+    day = layout.answer_dates(raw)[0]
+    blocker = derived / "answers" / f"observation_date={day}"
+    shutil.rmtree(blocker)
+    blocker.write_text("not a folder")
+    try:
+        assert cli.main(argv(pipeline, "run", "--date", day, "--codebook", "v1", "--quiet")) == 1
+        rows = {(r.asset, r.partition): r for r in state(pipeline)}
+        assert rows[("answers", day)].state == "failed"
+        assert "ingest_answers" in rows[("answers", day)].detail
+        gone = derived / judged[0] / f"observation_date={day}" / "codebook=v2" / "data.parquet"
+        gone.unlink()
+        rows = {(r.asset, r.partition): r for r in state(pipeline)}
+        assert rows[(judged[0], f"v2|{day}")].state == "missing"
+        assert cli.main(["status", "--raw", str(raw), "--derived", str(derived)]) == 1
+        out = capsys.readouterr().out
+        assert "failed" in out and "answers" in out
+        assert cli.main(["status", "--raw", str(raw), "--derived", str(derived), "--json"]) == 1
+        report = json.loads(capsys.readouterr().out)
+        assert {"asset": "answers", "partition": day, "state": "failed"}.items() <= next(
+            r for r in report["partitions"] if r["asset"] == "answers" and r["partition"] == day
+        ).items()
+    finally:
+        blocker.unlink(missing_ok=True)
+    assert cli.main(argv(pipeline, "run", "--date", day, "--quiet")) == 0
+    rows = state(pipeline)
+    # Re-running one date's daily audit makes the judged partitions of the other answer dates
+    # whose alignment window reaches that crawl date stale (their captures may have changed).
+    assert {r.state for r in rows} <= {"materialized", "stale"}
+    assert all("re-materialized after it" in r.detail for r in rows if r.state == "stale")
+    assert cli.main(argv(pipeline, "run", "--quiet")) == 0
+    assert {r.state for r in state(pipeline)} == {"materialized"}
