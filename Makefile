@@ -32,6 +32,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/bench_index.py
+	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_backfill.py
 	$(PY) benchmarks/bench_support.py
 	$(PY) benchmarks/bench_alignment.py

@@ -13,6 +13,7 @@ CATALOGUED = [
     "captures",
     "claim_checks",
     "answer_checks",
+    "metrics",
     "support_judgments",
     "rejected_annotations",
     "support_labels",

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from citeaudit import duck
 from citeaudit.catalog import CATALOG_FILE
+from citeaudit.report import terminal as report_terminal
 
 
 def collect(derived: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -83,6 +84,7 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
     ]
     for line in footer:
         console.print(line, soft_wrap=True, highlight=False)
+    report_terminal.render(derived, console)  # last: report paths and headline per engine
     return row
 
 

@@ -48,6 +48,7 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "captures",
         "claim_checks",
         "answer_checks",
+        "metrics",
         "support_judgments",
         "rejected_annotations",
         "support_labels",

@@ -16,6 +16,7 @@ from citeaudit.stats import (
     cluster_bootstrap,
     hajek_ratio,
     hajek_ratio_batch,
+    hajek_wilson,
     rate_row,
     wilson,
 )
@@ -286,3 +287,57 @@ def test_interval_is_frozen() -> None:
     iv = Interval(0.5, 0.4, 0.6, 10, "wilson")
     with pytest.raises(AttributeError):
         iv.estimate = 0.1  # type: ignore[misc]
+
+
+def test_hajek_clusters_of_one_unit_change_nothing() -> None:
+    rng = np.random.default_rng(11)
+    y = (rng.random(40) < 0.6).astype(float)
+    w = rng.uniform(1, 4, 40)
+    strata = np.repeat([0, 1], 20)
+    plain = hajek_ratio(y, w, strata)
+    clustered = hajek_ratio(y, w, strata, clusters=np.arange(40))
+    assert clustered.estimate == pytest.approx(plain.estimate)
+    assert (clustered.low, clustered.high) == pytest.approx((plain.low, plain.high))
+
+
+def test_hajek_ultimate_cluster_variance_matches_the_formula() -> None:
+    """Residuals summed per cluster; the with-replacement variance runs over clusters."""
+    y = np.array([1, 1, 0, 1, 0, 0, 1, 0, 1, 1], dtype=float)
+    w = np.array([2, 2, 2, 1, 1, 4, 4, 4, 3, 3], dtype=float)
+    cl = np.array([0, 0, 0, 1, 1, 2, 2, 2, 3, 3])
+    iv = hajek_ratio(y, w, clusters=cl)
+    r = (w * y).sum() / w.sum()
+    zc = np.bincount(cl, weights=w * (y - r) / w.sum())
+    var = 4 / 3 * ((zc - zc.mean()) ** 2).sum()
+    assert iv.estimate == pytest.approx(r)
+    assert iv.se == pytest.approx(np.sqrt(var))
+    half = sps.t.ppf(0.975, 3) * np.sqrt(var)
+    assert (iv.low, iv.high) == pytest.approx((max(0, r - half), min(1, r + half)))
+    one = hajek_ratio(y, w, clusters=np.zeros(10))
+    assert one.low is None and one.estimate == pytest.approx(r)
+    with pytest.raises(ValueError, match="nest in strata"):
+        hajek_ratio(y, w, strata=np.arange(10) % 2, clusters=cl)
+
+
+def test_hajek_wilson_equal_weights_is_close_to_wilson() -> None:
+    """Equal weights, no clusters: n_eff = n - 1 (sample variance), so nearly Wilson(k, n)."""
+    y = np.array([1.0] * 30 + [0.0] * 10)
+    iv = hajek_wilson(y, np.ones(40))
+    ref = wilson(30, 40)
+    assert iv.estimate == pytest.approx(0.75)
+    assert (iv.low, iv.high) == pytest.approx((ref.low, ref.high), abs=0.006)
+    assert iv.method == "hajek_wilson"
+
+
+def test_hajek_wilson_edges() -> None:
+    w = np.array([1.0, 2.0, 2.0, 4.0])
+    allpass = hajek_wilson(np.ones(4), w, clusters=[0, 0, 1, 2])
+    totals = np.array([3.0, 2.0, 4.0])
+    n_eff = totals.sum() ** 2 / (totals**2).sum()
+    assert allpass.estimate == 1.0 and allpass.high == 1.0
+    assert allpass.low == pytest.approx(n_eff / (n_eff + sps.norm.ppf(0.975) ** 2))
+    one = hajek_wilson(np.array([1.0, 0.0]), w[:2], clusters=[5, 5])
+    assert one.estimate == pytest.approx(1 / 3) and one.low is None
+    assert hajek_wilson([], []).estimate is None
+    with pytest.raises(ValueError, match="0/1"):
+        hajek_wilson([0.5, 1.0], [1.0, 1.0])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from citeaudit.stats._common import Interval
 from citeaudit.stats.bootstrap import cluster_bootstrap
+from citeaudit.stats.design_wilson import hajek_wilson
 from citeaudit.stats.hajek import HajekBatch, hajek_ratio, hajek_ratio_batch
 from citeaudit.stats.rows import rate_row
 from citeaudit.stats.wilson import wilson, wilson_bounds
@@ -23,6 +24,7 @@ __all__ = [
     "cluster_bootstrap",
     "hajek_ratio",
     "hajek_ratio_batch",
+    "hajek_wilson",
     "rate_row",
     "wilson",
     "wilson_bounds",

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-Method = Literal["wilson", "hajek_linearized", "cluster_bootstrap"]
+Method = Literal["wilson", "hajek_linearized", "cluster_bootstrap", "hajek_wilson"]
 
 
 @dataclass(frozen=True)

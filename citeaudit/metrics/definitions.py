@@ -1,0 +1,210 @@
+"""What each metric counts: its unit, numerator, denominator, what is unresolved, its inputs.
+
+The ``metrics`` table (one row per metric and stratum) and the report both read these
+definitions, so a number on the page always links to the text that says what it counts. A
+codebook may carry its own wording for a metric (``metrics:`` in the YAML); the report shows
+that text beside the one here, which states the arithmetic the code actually does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """One metric: how its units are selected (a SQL file) and how they are aggregated.
+
+    ``kind`` is ``rate`` (y is 0/1, the estimate is a proportion) or ``mean`` (y is a real
+    number, e.g. tokens). ``weighted`` metrics use the design weight 1/inclusion_prob of the
+    answer a unit belongs to; the others weigh every unit the same. ``inputs`` are the derived
+    tables the unit query reads; when one is not materialized the metric reports that instead
+    of a rate. ``overall_only`` metrics have no engine/domain (rejected input lines).
+    """
+
+    name: str
+    title: str
+    unit: str
+    sql: str
+    inputs: tuple[str, ...]
+    numerator: str
+    denominator: str
+    unresolved: str
+    kind: str = "rate"
+    weighted: bool = True
+    overall_only: bool = False
+    higher_is_better: bool = True
+
+
+METRICS: tuple[MetricDef, ...] = (
+    MetricDef(
+        "existence_rate",
+        "Existence rate (L1)",
+        "citation",
+        "metrics/select_existence_units",
+        ("answers", "citations", "citation_existence"),
+        "citations whose aligned capture passes (final 2xx, content as cited)",
+        "citations in state pass, dead or changed",
+        "citations in state unknown (no capture in the window, unreadable record) or with no "
+        "existence row",
+    ),
+    MetricDef(
+        "quote_found_rate",
+        "Quote found in the archived page (L2 mechanical)",
+        "citation with a quote",
+        "metrics/select_passage_units",
+        ("answers", "passage_checks"),
+        "quotes located at their offset, elsewhere in the page, or after normalization",
+        "quotes located, shifted, normalized or absent",
+        "quotes whose page text could not be read (status unresolved)",
+    ),
+    MetricDef(
+        "full_support_rate",
+        "Full-support rate (L2, seed 003)",
+        "claim-citation pair",
+        "metrics/select_support_units",
+        ("answers", "support_labels"),
+        "pairs adjudicated fully_supported",
+        "accessible reviewed pairs: fully, partially, unsupported or contradicted (partial and "
+        "contradicted are in the denominator, never in the numerator)",
+        "pairs adjudicated unresolved (evidence not accessible, or an annotator tie) and "
+        "pairs labelled by a grader alone (no human review)",
+    ),
+    MetricDef(
+        "citation_precision",
+        "Citation precision (Liu et al. 2023)",
+        "claim-citation pair",
+        "metrics/select_precision_units",
+        ("answers", "support_labels"),
+        "pairs whose citation fully or partially supports its claim",
+        "reviewed pairs with a resolved label",
+        "pairs adjudicated unresolved, and pairs labelled by a grader alone",
+    ),
+    MetricDef(
+        "citation_recall",
+        "Citation recall (Liu et al. 2023; ALCE)",
+        "verification-worthy claim",
+        "metrics/select_recall_units",
+        ("answers", "claims", "claim_labels"),
+        "verification-worthy claims whose citations together fully support them",
+        "verification-worthy claims that are uncited (count as not supported) or whose "
+        "reviewed citations resolve the claim",
+        "claims whose worthiness is unknown, cited claims with no reviewed pair, and claims "
+        "whose best reviewed label is unresolved. When only a sample of pairs is reviewed, "
+        "uncited claims are always resolved and cited ones only when reviewed, so the rate "
+        "leans low: read it with its unresolved count and the coverage metric",
+    ),
+    MetricDef(
+        "verification_coverage",
+        "Coverage of verification-worthy claims (seed 003)",
+        "verification-worthy claim",
+        "metrics/select_coverage_units",
+        ("answers", "claims"),
+        "verification-worthy claims with at least one citation",
+        "claims marked verification-worthy",
+        "claims whose verification_worthy flag is null (unknown)",
+    ),
+    MetricDef(
+        "metadata_mismatch_rate",
+        "Metadata mismatch rate (L3)",
+        "citation with scholarly metadata",
+        "metrics/select_metadata_mismatch_units",
+        ("answers", "metadata_checks"),
+        "records whose registry metadata disagree (title, author, year or venue)",
+        "records the registry found: consistent or mismatch (not_found has its own rate)",
+        "records that are unmatched or unresolvable (no identifier, registry unreachable)",
+        higher_is_better=False,
+    ),
+    MetricDef(
+        "metadata_not_found_rate",
+        "Identifier not found rate (L3)",
+        "citation with scholarly metadata",
+        "metrics/select_metadata_not_found_units",
+        ("answers", "metadata_checks"),
+        "identifiers the registry answered 404 for (fabricated identifier)",
+        "records the registry answered for: consistent, mismatch or not_found",
+        "records that are unmatched or unresolvable",
+        higher_is_better=False,
+    ),
+    MetricDef(
+        "omission_rate",
+        "Material-relationship omission rate (seed 000 R_O)",
+        "(query, source, answer) tuple",
+        "metrics/select_omission_units",
+        ("answers", "omission_endpoints"),
+        "resolved tuples with R_O = 1 (relationship material and not disclosed)",
+        "tuples whose R_O is resolved (0 or 1)",
+        "tuples with R_O null (a predicate unresolved): complete-case coverage is reported "
+        "as its own metric",
+        higher_is_better=False,
+    ),
+    MetricDef(
+        "omission_complete_case_coverage",
+        "Omission complete-case coverage",
+        "(query, source, answer) tuple",
+        "metrics/select_omission_coverage_units",
+        ("answers", "omission_endpoints"),
+        "tuples whose R_O is resolved",
+        "every current tuple",
+        "none (this is the share of resolved tuples)",
+    ),
+    MetricDef(
+        "fail_closed_rejection_rate",
+        "Fail-closed rejection rate (seed 001)",
+        "answer",
+        "metrics/select_rejection_units",
+        ("answers", "answer_checks"),
+        "answers rejected by the citation checks (missing, malformed or hallucinated "
+        "citation): never served",
+        "accepted answers",
+        "none",
+        higher_is_better=False,
+    ),
+    MetricDef(
+        "input_rejection_rate",
+        "Rejected input lines",
+        "answer line",
+        "metrics/select_input_rejection_units",
+        ("answers", "rejected_inputs"),
+        "input lines rejected at ingestion (bad JSON, missing or mistyped field, duplicate)",
+        "input lines: accepted answers plus rejected lines",
+        "none",
+        weighted=False,
+        overall_only=True,
+        higher_is_better=False,
+    ),
+    MetricDef(
+        "cost_per_served_answer",
+        "Tokens per served answer (seed 001)",
+        "served answer",
+        "metrics/select_cost_units",
+        ("answers", "answer_checks"),
+        "tokens (input + output) of verified, served answers",
+        "served answers with a recorded cost",
+        "served answers without a recorded cost (never counted as zero)",
+        kind="mean",
+        weighted=False,
+        higher_is_better=False,
+    ),
+)
+
+BY_NAME: dict[str, MetricDef] = {m.name: m for m in METRICS}
+
+# The interval methods, in words, for the report's definitions section.
+METHODS: dict[str, str] = {
+    "wilson": "Wilson score interval on the unweighted counts (statsmodels); used for "
+    "unweighted metrics and for rows whose units are one per query with one design weight, "
+    "where the weighted and unweighted rates coincide. Coverage checked by simulation.",
+    "hajek_wilson": "Design-weighted (Hájek) rate, weight 1/inclusion_prob of the answer, with "
+    "a Wilson interval on the design-based effective sample size p(1-p)/se², where se is the "
+    "Taylor-linearization standard error with queries as ultimate clusters (a query's "
+    "citations, claims and answers from several engines move together). When every unit "
+    "agrees (0% or 100%) the effective size is Kish's over the queries' weight totals. "
+    "Coverage checked by simulation on clustered unequal-probability samples (2,000 each, "
+    "93.5-96.5%), including a rare-event case where a symmetric interval under-covers.",
+    "hajek_linearized": "Tokens per served answer: the plain mean with a t interval.",
+    "domain_bootstrap": "Sensitivity interval beside weighted rates that span several domains: "
+    "percentile cluster bootstrap resampling whole domains (2,000 replicates, fixed seed). It "
+    "shows how far the rate moves when the domain mix does; with few domains it is unstable "
+    "and is not the reported 95% interval.",
+}

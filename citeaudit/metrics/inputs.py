@@ -1,0 +1,68 @@
+"""Which derived tables one date × codebook can read, registered as DuckDB views.
+
+Daily tables live at ``<asset>/observation_date=D/``; judged tables at
+``<asset>/observation_date=D/codebook=V/``. A table that was not materialized is simply absent:
+the metrics that need it report "input not available" instead of a rate (never a zero).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from citeaudit import duck, parquet_io
+
+DAILY = ("answers", "claims", "citations", "answer_checks", "rejected_inputs")
+JUDGED = (
+    "citation_existence",
+    "passage_checks",
+    "support_labels",
+    "claim_support",
+    "review_queue",
+    "annotation_agreement",
+    "metadata_checks",
+    "omission_endpoints",
+    "rejected_records",
+    "rejected_annotations",
+)
+
+
+def partition_file(derived: Path, table: str, date: str, version: str) -> Path:
+    """The parquet file of ``table`` for one date (daily) or one date × codebook (judged)."""
+    part = {"observation_date": date}
+    if table not in DAILY:
+        part["codebook"] = version
+    return parquet_io.partition_dir(derived, table, part) / parquet_io.DATA_FILE
+
+
+def available(derived: Path, date: str, version: str) -> dict[str, Path]:
+    """Every known input table whose partition file exists, with its path."""
+    found = {}
+    for table in (*DAILY, *JUDGED):
+        path = partition_file(derived, table, date, version)
+        if path.is_file():
+            found[table] = path
+    return found
+
+
+def register(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> set[str]:
+    """Create one view per available table (plus ``claim_labels``); return the view names.
+
+    ``claim_labels`` (claim-level support, for citation recall) is ``claim_support`` when the
+    support stage produced it, else the adjudicated pairs aggregated per claim.
+    """
+    for name, path in tables.items():
+        rel = con.read_parquet(str(path))
+        if name == "support_labels" and "basis" not in rel.columns:
+            # the contract's minimum columns have no basis: then every label is a human one
+            rel = rel.project("*, 'human' AS basis")
+        rel.create_view(name)
+    names = set(tables)
+    if "claim_support" in names:
+        con.table("claim_support").select("claim_id, label").create_view("claim_labels")
+        names.add("claim_labels")
+    elif "support_labels" in names:
+        duck.create_table(con, "claim_labels", "metrics/select_claim_labels_from_pairs")
+        names.add("claim_labels")
+    return names

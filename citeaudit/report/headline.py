@@ -1,0 +1,110 @@
+"""The headline: a few metrics per engine with their intervals, as rows, markdown or text.
+
+Shared by the HTML report, the Dagster materialization metadata and the ``make demo``
+summary, so all three show the same numbers formatted the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from citeaudit.metrics.definitions import BY_NAME
+
+HEADLINE = (
+    "existence_rate",
+    "full_support_rate",
+    "citation_recall",
+    "verification_coverage",
+    "omission_rate",
+    "fail_closed_rejection_rate",
+    "cost_per_served_answer",
+)
+SHORT = {
+    "existence_rate": "exists (L1)",
+    "full_support_rate": "fully supported",
+    "citation_recall": "recall",
+    "verification_coverage": "worthy claims cited",
+    "omission_rate": "omission",
+    "fail_closed_rejection_rate": "rejected (fail-closed)",
+    "cost_per_served_answer": "tokens / served",
+}
+
+
+def fmt_value(metric: str, value: float | None) -> str:
+    """A rate as a percentage with one decimal, a mean as a whole number; '—' when none."""
+    if value is None:
+        return "—"
+    if BY_NAME[metric].kind == "mean":
+        return f"{value:,.0f}"
+    return f"{100 * value:.1f}%"
+
+
+def fmt_cell(row: dict[str, Any] | None) -> str:
+    """``82.0% [74.1–88.0] n=120 u=3`` for a metrics row; the reason when there is no rate."""
+    if row is None:
+        return "no units"
+    if row.get("status") == "input_missing":
+        return "input missing"
+    if row.get("estimate") is None:
+        return f"no rate (n=0, u={row.get('unresolved') or 0})"
+    m = row["metric"]
+    low, high = row.get("ci_low"), row.get("ci_high")
+    ci = (
+        f" [{fmt_value(m, low).rstrip('%')}–{fmt_value(m, high)}]"
+        if low is not None and high is not None
+        else " [no interval]"
+    )
+    return f"{fmt_value(m, row['estimate'])}{ci} n={row['denominator']} u={row['unresolved']}"
+
+
+def index_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str, str], dict]:
+    """Metrics rows by (metric, level, engine, domain, risk_band)."""
+    return {
+        (r["metric"], r["level"], r["engine"], r["domain"], r["risk_band"]): r for r in rows
+    }
+
+
+def headline_rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[tuple[str, dict | None]]]]:
+    """[(engine label, [(metric, row or None)])] for every engine, then 'all engines'.
+
+    A metric whose input is missing has one overall ``input_missing`` row; every engine's
+    cell shows it, so the reader sees why there is no number.
+    """
+    idx = index_rows(rows)
+    engines = sorted({r["engine"] for r in rows if r["level"] == "engine"})
+    out = []
+    for engine in [*engines, "all"]:
+        level = "overall" if engine == "all" else "engine"
+        cells = []
+        for m in HEADLINE:
+            row = idx.get((m, level, engine, "all", "all"))
+            if row is None:
+                overall = idx.get((m, "overall", "all", "all", "all"))
+                if overall and overall.get("status") == "input_missing":
+                    row = overall
+            cells.append((m, row))
+        out.append(("all engines" if engine == "all" else engine, cells))
+    return out
+
+
+def headline(rows: list[dict[str, Any]]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """(metric columns, [(engine, formatted cells)]) for every engine plus 'all engines'."""
+    table = [(engine, [fmt_cell(r) for _, r in cells]) for engine, cells in headline_rows(rows)]
+    return list(HEADLINE), table
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(rows: list[dict[str, Any]], title: str = "") -> str:
+    """The headline as a markdown table (cells escaped), with a one-line legend."""
+    metrics, table = headline(rows)
+    lines = [f"**{_md_cell(title)}**", ""] if title else []
+    lines.append("| engine | " + " | ".join(SHORT[m] for m in metrics) + " |")
+    lines.append("|---" * (len(metrics) + 1) + "|")
+    for engine, cells in table:
+        lines.append(f"| {_md_cell(engine)} | " + " | ".join(_md_cell(c) for c in cells) + " |")
+    lines += ["", "estimate [95% interval] n = resolved units in the denominator, "
+                  "u = unresolved units reported beside (never inside) the rate."]
+    return "\n".join(lines)

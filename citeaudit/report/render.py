@@ -1,0 +1,277 @@
+"""Build the HTML report of one date × codebook: ``report/observation_date=D/codebook=V/``.
+
+The page is one self-contained file (inline CSS and SVG, no script, no external request; a
+Content-Security-Policy forbids both) rendered by Jinja2 with autoescaping, so archived titles,
+URLs and codebook text are shown as text, never run. Sections read the ``metrics`` table of the
+partition (and of earlier dates for the trend) plus, when they exist, the review queue, the
+agreement table, omission endpoints and existence states; an absent input is named on the page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from citeaudit import duck, parquet_io
+from citeaudit.metrics import inputs
+from citeaudit.metrics.definitions import BY_NAME, METHODS, METRICS
+from citeaudit.report import headline as hl
+from citeaudit.report import svg
+
+REPORT = "report"
+INDEX = "index.html"
+PLOT = "headline.svg"
+FINDINGS_LIMIT = 50
+L1_ORDER = ("pass", "changed", "dead", "unknown", "no_existence_row")
+SUPPORT_ORDER = ("fully_supported", "partially_supported", "unsupported", "contradicted",
+                 "unresolved")
+POLICY_ORDER = ("PASS", "CONTEXTUALIZE", "REVIEW", "ABSTAIN")
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What the report asset writes and attaches to its materialization."""
+
+    path: Path
+    plot_path: Path
+    plot_svg: str
+    markdown: str
+    sections: dict[str, bool]
+
+
+def report_dir(derived: Path, date: str, version: str) -> Path:
+    """``<derived>/report/observation_date=D/codebook=V``: codebooks never share a page."""
+    return parquet_io.partition_dir(derived, REPORT,
+                                    {"observation_date": date, "codebook": version})
+
+
+def _env() -> Environment:
+    return Environment(
+        loader=PackageLoader("citeaudit.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8", newline="\n")
+    os.replace(tmp, path)
+
+
+def _cell(row: dict[str, Any] | None, metric: str) -> dict[str, Any]:
+    """A headline/table cell: text, estimate, bounds, counts and a tooltip naming the
+    numerator and denominator."""
+    m = BY_NAME[metric]
+    cell = {"metric": metric, "text": hl.fmt_cell(row), "estimate": None}
+    if row is None or row.get("estimate") is None:
+        cell["tip"] = (row or {}).get("note") or "no units of this engine for this metric"
+        return cell
+    num = row["numerator"]
+    num_text = f"{num:,.0f}" if m.kind == "mean" else f"{int(num):,}"
+    cell.update(
+        estimate=hl.fmt_value(metric, row["estimate"]),
+        low=hl.fmt_value(metric, row["ci_low"]) if row["ci_low"] is not None else None,
+        high=hl.fmt_value(metric, row["ci_high"]) if row["ci_high"] is not None else None,
+        n=row["denominator"], u=row["unresolved"],
+        tip=f"numerator {num_text} ({m.numerator}); denominator {row['denominator']:,} "
+            f"({m.denominator}); unresolved beside: {row['unresolved']:,}; "
+            f"method {row['method']}, weighting {row['weighting']}"
+            + (f"; domain bootstrap [{hl.fmt_value(metric, row['domain_bootstrap_low'])}, "
+               f"{hl.fmt_value(metric, row['domain_bootstrap_high'])}]"
+               if row.get("domain_bootstrap_low") is not None else ""),
+        boot=(f"{hl.fmt_value(metric, row['domain_bootstrap_low'])}–"
+              f"{hl.fmt_value(metric, row['domain_bootstrap_high'])}"
+              if row.get("domain_bootstrap_low") is not None else None),
+    )
+    return cell
+
+
+def _interval_rows(rows: list[dict[str, Any]], metric: str, level: str, key: str,
+                   ) -> list[svg.IntervalRow]:
+    out = []
+    for r in rows:
+        if r["metric"] == metric and r["level"] == level:
+            detail = (f"n={r['denominator']}, unresolved {r['unresolved']}"
+                      if r["estimate"] is not None else (r.get("note") or "no rate"))
+            out.append(svg.IntervalRow(r[key], r["estimate"], r["ci_low"], r["ci_high"],
+                                       detail, f"#def-{metric}"))
+    return out
+
+
+def _rate_plots(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    plots = []
+    for m in METRICS:
+        mine = [r for r in rows if r["metric"] == m.name]
+        if not mine:
+            continue
+        if mine[0]["status"] == "input_missing" and len(mine) == 1:
+            plots.append({"metric": m.name, "title": m.title, "svg": None,
+                          "note": mine[0]["note"]})
+            continue
+        overall = _interval_rows(rows, m.name, "overall", "engine")
+        overall = [svg.IntervalRow("all engines", o.estimate, o.low, o.high, o.detail,
+                                   o.href, True) for o in overall]
+        engines = _interval_rows(rows, m.name, "engine", "engine")
+        domains = [svg.IntervalRow(f"domain: {d.label}", d.estimate, d.low, d.high, d.detail,
+                                   d.href) for d in _interval_rows(rows, m.name, "domain",
+                                                                    "domain")]
+        plot = svg.interval_plot(overall + engines + domains,
+                                 title=f"{m.title}: estimate and 95% interval by engine and "
+                                       f"domain", percent=m.kind == "rate")
+        plots.append({"metric": m.name, "title": m.title, "svg": Markup(plot), "note": None})
+    return plots
+
+
+def _breakdown(rows: list[dict[str, Any]], metric: str, order: tuple[str, ...],
+               title: str) -> dict[str, Any] | None:
+    mine = [r for r in rows if r["metric"] == metric]
+    if not mine or (len(mine) == 1 and mine[0]["status"] == "input_missing"):
+        return {"svg": None, "note": mine[0]["note"] if mine else "not computed",
+                "rows": [], "categories": []}
+    bars = [(("all engines" if r["level"] == "overall" else r["engine"]),
+             json.loads(r["breakdown"] or "{}"))
+            for r in mine if r["level"] in ("overall", "engine")]
+    cats = [c for c in order if any(b.get(c) for _, b in bars)]
+    cats += sorted({c for _, b in bars for c in b} - set(cats))
+    table = [{"label": label, "counts": [b.get(c, 0) for c in cats], "total": sum(b.values())}
+             for label, b in bars]
+    return {"svg": Markup(svg.stacked_bars(bars, title=title, order=order)), "note": None,
+            "rows": table, "categories": cats}
+
+
+def _trend(trend: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    dates = sorted({t["observation_date"] for t in trend})
+    plots = []
+    for metric in hl.HEADLINE:
+        m = BY_NAME[metric]
+        series: dict[str, list] = {}
+        for t in trend:
+            if t["metric"] != metric or t["estimate"] is None:
+                continue
+            name = "all engines" if t["level"] == "overall" else t["engine"]
+            series.setdefault(name, []).append(
+                (t["observation_date"], t["estimate"], t["ci_low"], t["ci_high"]))
+        if not series:
+            continue
+        plots.append({"metric": metric, "title": m.title, "svg": Markup(svg.trend_plot(
+            series, dates, title=f"{m.title} over observation dates",
+            percent=m.kind == "rate"))})
+    return dates, plots
+
+
+def _agreement(rows: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """Agreement rows split for display: alpha per stratum; kappa, grader agreement and the
+    grader confusion counts of the overall stratum (other strata are counted, not listed)."""
+    if rows is None:
+        return None
+    overall = [r for r in rows if r["stratum"] == "overall"]
+    shown = {
+        "alpha": [r for r in rows if r["statistic"] == "krippendorff_alpha"],
+        "kappa": [r for r in overall if r["statistic"] == "cohen_kappa"],
+        "grader": [r for r in rows if r["statistic"] == "grader_agreement"],
+        "confusion": [r for r in overall if r["statistic"] == "confusion"],
+    }
+    shown["other"] = len(rows) - sum(len(v) for v in shown.values())
+    shown["empty"] = not rows
+    return shown
+
+
+def _query_or_none(con: duckdb.DuckDBPyConnection, names: set[str], need: tuple[str, ...],
+                   sql: str, params: dict[str, Any] | None = None) -> list[dict] | None:
+    if any(n not in names for n in need):
+        return None
+    return duck.query(con, sql, params).to_pylist()
+
+
+def _headline_plot(rows: list[dict[str, Any]]) -> str:
+    """The plot attached to the materialization: headline rates by engine, with intervals."""
+    items = []
+    for metric in hl.HEADLINE:
+        if BY_NAME[metric].kind != "rate":
+            continue
+        for r in rows:
+            if r["metric"] == metric and r["level"] in ("overall", "engine") and \
+                    r["estimate"] is not None:
+                label = f"{hl.SHORT[metric]} · {'all' if r['level'] == 'overall' else r['engine']}"
+                items.append(svg.IntervalRow(label, r["estimate"], r["ci_low"], r["ci_high"],
+                                             emphasis=r["level"] == "overall"))
+    return svg.interval_plot(items, title="Headline rates by engine (95% intervals)",
+                             width=820, left=330)
+
+
+def build(derived: Path, date: str, version: str, *, codebook_description: str = "",
+          codebook_metrics: dict[str, str] | None = None, codebook_sha: str = "") -> ReportResult:
+    """Render and write the report of one date × codebook; return where it is and a summary."""
+    metrics_file = inputs.partition_file(derived, "metrics", date, version)
+    if not metrics_file.is_file():
+        raise FileNotFoundError(f"metrics not materialized for {date} × {version}: "
+                                f"{metrics_file}")
+    con = duck.connect()
+    try:
+        rows = con.read_parquet(str(metrics_file)).to_arrow_table().to_pylist()
+        names = inputs.register(con, inputs.available(derived, date, version))
+        trend = duck.query(con, "report/select_metric_trend", {
+            "glob": parquet_io.dataset_glob(derived, "metrics", 2), "codebook": version,
+            "date": date}).to_pylist()
+        limit = {"limit": FINDINGS_LIMIT}
+        queue = _query_or_none(con, names, ("review_queue",), "report/count_review_queue")
+        agreement = _query_or_none(con, names, ("annotation_agreement",),
+                                   "report/select_agreement")
+        omissions = _query_or_none(con, names, ("omission_endpoints", "answers"),
+                                   "report/select_omission_findings", limit)
+        l1_findings = _query_or_none(con, names, ("citation_existence", "citations", "answers"),
+                                     "report/select_existence_findings", limit)
+    finally:
+        con.close()
+
+    head_rows = [{"engine": engine, "cells": [_cell(r, m) for m, r in cells]}
+                 for engine, cells in hl.headline_rows(rows)]
+    dates, trend_plots = _trend(trend)
+    missing = [{"metric": r["metric"], "title": BY_NAME[r["metric"]].title, "note": r["note"]}
+               for r in rows if r["status"] == "input_missing"]
+    plot = _headline_plot(rows)
+    context = {
+        "date": date, "version": version, "codebook_description": codebook_description,
+        "codebook_sha": codebook_sha,
+        "columns": [{"metric": m, "short": hl.SHORT[m], "title": BY_NAME[m].title}
+                    for m in hl.HEADLINE],
+        "headline": head_rows, "missing": missing,
+        "headline_plot": Markup(plot),
+        "rate_plots": _rate_plots(rows),
+        "l1": _breakdown(rows, "existence_rate", L1_ORDER,
+                         "L1 existence states by engine"),
+        "support": _breakdown(rows, "full_support_rate", SUPPORT_ORDER,
+                              "Support labels of reviewed pairs by engine"),
+        "policy": _breakdown(rows, "omission_rate", POLICY_ORDER,
+                             "Policy actions of source-risk tuples by engine"),
+        "omissions": omissions, "l1_findings": l1_findings,
+        "queue": queue, "queue_total": sum(q["n"] for q in queue) if queue else 0,
+        "agreement": _agreement(agreement),
+        "trend_dates": dates, "trend_plots": trend_plots,
+        "rows": [{**r, "cell": _cell(r, r["metric"])} for r in rows],
+        "definitions": [{"m": m, "codebook_text": (codebook_metrics or {}).get(m.name)}
+                        for m in METRICS],
+        "methods": METHODS,
+        "limit": FINDINGS_LIMIT,
+    }
+    html = _env().get_template("report.html.j2").render(**context)
+    folder = report_dir(derived, date, version)
+    path, plot_path = folder / INDEX, folder / PLOT
+    _write_atomic(plot_path, plot)
+    _write_atomic(path, html)
+    sections = {
+        "review_queue": queue is not None, "agreement": agreement is not None,
+        "omission_endpoints": omissions is not None, "citation_existence": l1_findings is not None,
+    }
+    return ReportResult(path, plot_path, plot, hl.markdown(rows, f"{date} · codebook {version}"),
+                        sections)

@@ -1,0 +1,18 @@
+-- Purpose: the citations the report lists under L1 findings: every state but pass (dead,
+-- changed, unknown), with the cited URL and title as the engine gave them (untrusted text).
+-- Grain: one row per citation (at most $limit), with the total count. Inputs:
+-- citation_existence, citations, answers (engine).
+SELECT
+    a.engine,
+    c.citation_id,
+    c.url,
+    c.title,
+    e.state,
+    e.reason,
+    count(*) OVER () AS n_total
+FROM citation_existence AS e
+JOIN citations AS c ON c.citation_id = e.citation_id
+LEFT JOIN answers AS a ON a.answer_id = c.answer_id
+WHERE e.state IS DISTINCT FROM 'pass'
+ORDER BY CASE e.state WHEN 'dead' THEN 0 WHEN 'changed' THEN 1 ELSE 2 END, c.citation_id
+LIMIT $limit

@@ -1,0 +1,124 @@
+"""The report asset: one self-contained, escaped page per date × codebook, materialized with
+Dagster on contract-shaped tables (the browser test opens the same page in Chromium)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from _contract_tables import DATE, PAYLOAD, VERSION, planted_world
+
+from assets.metrics import metrics as metrics_asset
+from assets.report import report as report_asset
+from citeaudit.metrics import METRICS
+from pipelines.partitions import codebook, judged_key
+from pipelines.resources import PathsResource
+
+DATES = (DATE, "2026-11-02")
+
+
+def build_reports(
+    tmp: Path, *, with_omission: bool = True
+) -> tuple[Path, dg.ExecuteInProcessResult]:
+    """Plant the world, materialize metrics + report for both dates; return (derived, last)."""
+    raw, derived = tmp / "raw", tmp / "derived"
+    planted_world(raw, derived, DATES, with_omission=with_omission)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(codebook.name, [VERSION])
+    paths = PathsResource(raw_dir=str(raw), derived_dir=str(derived))
+    result = None
+    for date in DATES:
+        result = dg.materialize([metrics_asset, report_asset], partition_key=judged_key(
+            date, VERSION), instance=instance, resources={"paths": paths})
+        assert result.success
+    return derived, result
+
+
+def report_path(derived: Path, date: str = DATES[-1]) -> Path:
+    return derived / "report" / f"observation_date={date}" / f"codebook={VERSION}" / "index.html"
+
+
+class _Collect(HTMLParser):
+    """Tags, attributes, ids and in-page link targets of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str, str | None]] = []
+        self.ids: set[str] = set()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        for name, value in attrs:
+            self.attrs.append((tag, name, value))
+            if name == "id" and value:
+                self.ids.add(value)
+            if name == "href" and value:
+                self.hrefs.append(value)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dg.ExecuteInProcessResult]:
+    return build_reports(tmp_path_factory.mktemp("report"))
+
+
+def test_report_is_self_contained_escaped_and_linked(built) -> None:
+    derived, _ = built
+    html = report_path(derived).read_text(encoding="utf-8")
+    page = _Collect()
+    page.feed(html)
+    # nothing executable, nothing fetched: no script, no event handler, no external resource
+    assert "script" not in page.tags and "img" not in page.tags and "link" not in page.tags
+    assert not [a for a in page.attrs if a[1].startswith("on")], "an event handler attribute"
+    assert not [a for a in page.attrs if a[1] == "src"]
+    assert all(h.startswith("#") for h in page.hrefs), "a link leaves the page"
+    assert "default-src 'none'" in html
+    # the planted payloads are shown as text (escaped), in the title cell, URL and header
+    assert html.count("&lt;script&gt;window.__pwned") >= 3
+    assert PAYLOAD not in html
+    # every in-page link resolves; every metric has its definition anchor
+    missing = sorted({h[1:] for h in page.hrefs} - page.ids)
+    assert not missing, f"links without a target: {missing}"
+    assert {f"def-{m.name}" for m in METRICS} <= page.ids
+    # headline per engine, plots with marks, the sections of the issue
+    for engine in ("alpha", "beta", "all engines"):
+        assert f"<th>{engine}</th>" in html
+    assert html.count('<svg class="plot"') >= 10
+    assert len(re.findall(r'class="mark', html)) > 50
+    for section in ("L1 existence state breakdown", "Support label breakdown",
+                    "Omission findings and policy actions", "Review queue",
+                    "Annotator agreement", "Trend over observation dates"):
+        assert section in html
+    # agreement as the support stage wrote it, undefined statistics with their reason
+    assert "Krippendorff&#39;s alpha" in html and ">0.710<" in html and ">0.640<" in html
+    assert "undefined: no item has two or more human judgments" in html
+    # the trend spans both dates of the codebook
+    assert f"{DATES[0]}, {DATES[1]}" in html
+
+
+def test_report_materialization_has_summary_and_plot(built) -> None:
+    derived, result = built
+    mats = [m for m in result.get_asset_materialization_events()
+            if m.asset_key == dg.AssetKey("report")]
+    meta = mats[-1].materialization.metadata
+    assert "| engine |" in meta["summary"].value and "alpha" in meta["summary"].value
+    assert meta["plot"].value.startswith("![headline rates by engine](data:image/svg+xml;base64,")
+    assert Path(meta["plot_path"].value).read_text().startswith('<svg class="plot"')
+    assert Path(meta["path"].value) == report_path(derived)
+
+
+def test_report_names_absent_inputs_instead_of_a_zero(tmp_path: Path) -> None:
+    derived, _ = build_reports(tmp_path, with_omission=False)
+    html = report_path(derived).read_text(encoding="utf-8")
+    assert "Inputs not available for this date × codebook" in html
+    assert "omission_endpoints (no rate is reported, not a zero)" in html
+    # omission cell in the headline says why, never 0.0%
+    row = re.search(r"<th>all engines</th>(.*?)</tr>", html, re.S).group(1)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+    omission = [c for c in cells if 'href="#def-omission_rate"' in c]
+    assert len(omission) == 1 and ">input missing<" in omission[0], omission
+    assert "%" not in re.sub(r'title="[^"]*"', "", omission[0])
