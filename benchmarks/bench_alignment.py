@@ -73,7 +73,7 @@ FROM (SELECT i, (hash(i * 104729) % $n_keys)::BIGINT AS k FROM range($n_cit) t(i
 """
 
 
-MEMORY_LIMIT = "1400MB"  # DuckDB's own budget; it spills to temp_directory beyond it
+MEMORY_LIMIT = "900MB"  # DuckDB's own budget; it spills to temp_directory beyond it
 
 
 def _book() -> Codebook:
