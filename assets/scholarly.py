@@ -97,10 +97,7 @@ def claim_independence(
     daily = {"observation_date": part["observation_date"]}
     claims = parquet_io.read_partition(paths.derived, "claims", daily)
     citations = parquet_io.read_partition(paths.derived, "citations", daily)
-    try:
-        captures = parquet_io.read_partition(paths.derived, "citation_captures", part)
-    except FileNotFoundError:
-        captures = None
+    captures = parquet_io.read_optional(paths.derived, "citation_captures", part)
     table = check.claim_independence(claims, citations, captures)
     shared = pc.sum(table.column("has_shared_source")).as_py() or 0
     path = parquet_io.write_partition(table, paths.derived, "claim_independence", part)

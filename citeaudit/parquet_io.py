@@ -56,6 +56,14 @@ def read_partition(derived: Path, asset: str, partition: dict[str, str] | None =
     return pq.read_table(path)
 
 
+def read_optional(
+    derived: Path, asset: str, partition: dict[str, str] | None = None
+) -> pa.Table | None:
+    """A partition that may legitimately be absent (an optional input): the table, or None."""
+    path = partition_dir(derived, asset, partition) / DATA_FILE
+    return pq.read_table(path) if path.is_file() else None
+
+
 def dataset_glob(derived: Path, asset: str, depth: int) -> str:
     """A glob matching every partition file of an asset with ``depth`` partition levels."""
     return str(derived / asset / ("*/" * depth) / DATA_FILE).replace("//", "/")

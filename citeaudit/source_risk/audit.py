@@ -51,11 +51,6 @@ def read_lines(path: Path, name: str | None = None) -> pa.Table:
                      "raw": pa.array(texts, pa.string())}, schema=validate.LINES_SCHEMA)
 
 
-def _read(derived: Path, asset: str, part: dict[str, str]) -> pa.Table | None:
-    path = parquet_io.partition_dir(derived, asset, part) / parquet_io.DATA_FILE
-    return pq.read_table(path) if path.is_file() else None
-
-
 def answer_context(con, answers: pa.Table | None) -> pa.Table | None:
     """ANSWERS_SCHEMA rows from an ``answers`` table (texts hashed with hashlib)."""
     if answers is None:
@@ -128,16 +123,17 @@ def audit(raw: Path, derived: Path, date: str, book: Codebook) -> AuditResult:
     """Validate the date's source-risk lines and resolve the current tuples under ``book``."""
     con = duck.connect()
     part = {"observation_date": date}
-    captures = _read(derived, "citation_captures", {**part, "codebook": book.version})
+    read = parquet_io.read_optional
+    captures = read(derived, "citation_captures", {**part, "codebook": book.version})
     if captures is None:
-        captures = _read(derived, "citation_captures", part)
+        captures = read(derived, "citation_captures", part)
     mode = "aligned_capture" if captures is not None else "record_url"
     settings = validate.Settings(book.priority_weights, tuple(sorted(book.source_roles)), mode)
     lines = read_lines(annotation_file(raw, date))
     result = validate.validate(
         lines, settings,
-        answers=answer_context(con, _read(derived, "answers", part)),
-        sources=source_context(con, _read(derived, "citations", part), captures, book),
+        answers=answer_context(con, read(derived, "answers", part)),
+        sources=source_context(con, read(derived, "citations", part), captures, book),
         prior=prior_ledger(derived, date, book.version),
         con=con,
     )
