@@ -23,7 +23,7 @@ demo: $(STAMP)
 ## test: the whole test suite (unit, golden pywb, bad files, assets, end-to-end dagster runs)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 --dist loadscope
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -1,11 +1,12 @@
-"""Alignment assets (issue 3): citation_captures, citation_existence, payload_texts,
+"""Alignment assets: citation_captures, citation_existence, payload_texts,
 passage_checks — every citation tied to the page as it was, L1 existence and L2 passages."""
 
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets.metadata import table_metadata
-from citeaudit import alignment, codebook, parquet_io, passages, payload_text
+from assets._metadata import table_metadata
+from citeaudit import codebook, parquet_io
+from citeaudit.alignment import align, passages, payload_text
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
 
@@ -35,7 +36,7 @@ def citation_captures(context: dg.AssetExecutionContext, paths: PathsResource
     book = codebook.load_version(paths.raw, part["codebook"])
     citations = parquet_io.read_partition(paths.derived, "citations", day)
     answers = parquet_io.read_partition(paths.derived, "answers", day)
-    table = alignment.align(citations, answers, paths.derived, book)
+    table = align.align(citations, answers, paths.derived, book)
     path = parquet_io.write_partition(table, paths.derived, "citation_captures", part)
     issues = _counts(table.filter(pc.is_valid(table.column("resolution_issue"))),
                      "resolution_issue")
@@ -54,7 +55,7 @@ def citation_existence(context: dg.AssetExecutionContext, paths: PathsResource
     """Classify each aligned citation (SQL); unknown is never pass or dead."""
     part = judged_partition(context.partition_key)
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
-    table = alignment.existence(aligned)
+    table = align.existence(aligned)
     path = parquet_io.write_partition(table, paths.derived, "citation_existence", part)
     return dg.MaterializeResult(metadata=table_metadata(table, path, **{
         f"state_{k}": v for k, v in sorted(_counts(table, "state").items())}))

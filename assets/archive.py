@@ -3,8 +3,9 @@
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets.metadata import table_metadata
-from citeaudit import parquet_io, warc_index
+from assets._metadata import table_metadata
+from citeaudit import parquet_io
+from citeaudit.archive.index import index_paths
 from citeaudit.layout import warc_files
 from pipelines.partitions import observation_date
 from pipelines.resources import PathsResource
@@ -23,7 +24,7 @@ def captures(context: dg.AssetExecutionContext, paths: PathsResource) -> dg.Mate
     """Index the date's WARC files (several in parallel) into one parquet partition."""
     date = context.partition_key
     files = warc_files(paths.raw, date)
-    table = warc_index.index_paths([(f, f.relative_to(paths.raw).as_posix()) for f in files])
+    table = index_paths([(f, f.relative_to(paths.raw).as_posix()) for f in files])
     path = parquet_io.write_partition(table, paths.derived, "captures", {"crawl_date": date})
     errors = (
         table.num_rows - pc.sum(pc.is_null(table.column("error"))).as_py() if table.num_rows else 0

@@ -3,8 +3,9 @@
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets.metadata import table_metadata
-from citeaudit import citation_checks, parquet_io
+from assets._metadata import table_metadata
+from citeaudit import parquet_io
+from citeaudit.citations import checks
 from pipelines.partitions import observation_date
 from pipelines.resources import PathsResource
 
@@ -32,7 +33,7 @@ def check_citations(context: dg.AssetExecutionContext, paths: PathsResource):
     answers = parquet_io.read_partition(paths.derived, "answers", part)
     claims = parquet_io.read_partition(paths.derived, "claims", part)
     citations = parquet_io.read_partition(paths.derived, "citations", part)
-    claim_checks, answer_checks = citation_checks.check(answers, claims, citations)
+    claim_checks, answer_checks = checks.check(answers, claims, citations)
     verified = pc.sum(answer_checks.column("verified")).as_py() or 0
     counts = {"verified": verified, "rejected": answer_checks.num_rows - verified}
     for name, table, extra in (

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets.metadata import table_metadata
+from assets._metadata import table_metadata
 from citeaudit import parquet_io
 from citeaudit.metrics import compute_partition, inputs
 from citeaudit.report import headline

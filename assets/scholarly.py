@@ -12,7 +12,7 @@ from collections import Counter
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets.metadata import table_metadata
+from assets._metadata import table_metadata
 from citeaudit import codebook, parquet_io
 from citeaudit.scholarly import cache, check, compare, endpoints
 from pipelines.partitions import date_codebook, judged_partition

@@ -1,7 +1,7 @@
 """Seed 000 assets: source_risk_records (append-only ledger), omission_endpoints, the claim
 ledger and rejected_records per date × codebook, and the conformance suite (unpartitioned).
 
-The alignment table ``citation_captures`` (issue 3) is used when it is on disk for the partition;
+The alignment table ``citation_captures`` is used when it is on disk for the partition;
 without it the source snapshot digest binds what the record carries and says so (origin
 ``record_url``). It is declared as a dependency so Dagster orders alignment first once it exists.
 """
@@ -10,7 +10,7 @@ import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from assets.metadata import table_metadata
+from assets._metadata import table_metadata
 from citeaudit import codebook, parquet_io
 from citeaudit.source_risk import audit
 from pipelines.partitions import date_codebook, judged_partition

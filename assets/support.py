@@ -1,12 +1,13 @@
 """Support assets (date × codebook): judgments, rejections, adjudicated labels, review queue and
-agreement. The rules live in citeaudit.support / citeaudit.agreement and sql/support/."""
+agreement. The rules live in citeaudit.support and sql/support/."""
 
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets.metadata import table_metadata
-from citeaudit import agreement, codebook, parquet_io, support
+from assets._metadata import table_metadata
+from citeaudit import codebook, parquet_io
 from citeaudit.layout import codebook_versions
+from citeaudit.support import adjudication, agreement, judgments
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
 
@@ -45,9 +46,9 @@ def support_judgments(context: dg.AssetExecutionContext, paths: PathsResource):
     """Read annotations/support under the partition's codebook; split accepted / rejected."""
     part = judged_partition(context.partition_key)
     book = codebook.load_version(paths.raw, part["codebook"])
-    classified = support.classify(paths.raw, paths.derived, book)
-    accepted, rejected = support.judgments(classified, part["observation_date"])
-    registry = support.read_registry(paths.raw)
+    classified = judgments.classify(paths.raw, paths.derived, book)
+    accepted, rejected = judgments.judgments(classified, part["observation_date"])
+    registry = judgments.read_registry(paths.raw)
     extra = {
         "support_judgments": {
             "labels": _counts(accepted, "label"),
@@ -86,8 +87,8 @@ def support_labels(context: dg.AssetExecutionContext, paths: PathsResource):
     judged = parquet_io.read_partition(paths.derived, "support_judgments", part)
     answers = parquet_io.read_partition(paths.derived, "answers",
                                         {"observation_date": part["observation_date"]})
-    labels = support.labels(judged, answers, book)
-    queue = support.review_queue(labels)
+    labels = adjudication.labels(judged, answers, book)
+    queue = adjudication.review_queue(labels)
     extra = {
         "support_labels": {"labels": _counts(labels, "label")},
         "review_queue": {"reasons": _counts(queue, "reason")},

@@ -1,8 +1,8 @@
 """Benchmark: temporal alignment of N citations against 5·N generated captures.
 
 Generates captures (CAPTURE_SCHEMA parquet: 2% redirects, 5% revisits, 2% 404s, spread over
-20 days) and citations over the same keys in DuckDB, then times :func:`alignment.align`
-(ASOF hops, redirects, revisits, later-change check) and :func:`alignment.existence`. Citation
+20 days) and citations over the same keys in DuckDB, then times :func:`align.align`
+(ASOF hops, redirects, revisits, later-change check) and :func:`align.existence`. Citation
 URLs are plain (no tracking parameters) and capture keys come precomputed as the index writes
 them; SURT keying of the distinct citation URLs is timed separately on a sample, since it is
 per-URL Python work that the index and ingestion already pay once per URL.
@@ -22,7 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from citeaudit import alignment, duck  # noqa: E402
+from citeaudit import duck  # noqa: E402
+from citeaudit.alignment import align
+from citeaudit.alignment.canonical import canonical_table  # noqa: E402
 from citeaudit.codebook import (  # noqa: E402
     AlignmentWindow,
     Codebook,
@@ -30,7 +32,6 @@ from citeaudit.codebook import (  # noqa: E402
     ReviewSampling,
     Scholarly,
 )
-from citeaudit.url_canonical import canonical_table  # noqa: E402
 
 GEN_CAPTURES = """
 COPY (
@@ -134,9 +135,9 @@ def run(n_cit: int, n_caps: int) -> dict:
         work.execute(f"SET temp_directory = '{tmp}/spill'")
         work.execute("SET preserve_insertion_order = false")  # every output is ORDER BY'd
         work.execute("SET enable_progress_bar = false")
-        aligned = alignment.align(citations, answers, Path(tmp), book, con=work,
+        aligned = align.align(citations, answers, Path(tmp), book, con=work,
                                   capture_paths=[f"{tmp}/captures.parquet"], canon=canon)
-        existence = alignment.existence(aligned)
+        existence = align.existence(aligned)
         took = time.perf_counter() - t2
         c2 = duck.connect()
         c2.register("existence", existence)

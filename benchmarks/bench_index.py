@@ -252,7 +252,8 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
             surt.surt(url)
         elapsed = time.perf_counter() - t0
     elif kind in ("index_file-warcio", "index_file-fastwarc", "index_file+cdxj"):
-        from citeaudit.warc_index import index_file, to_cdxj_lines
+        from citeaudit.archive.cdxj import to_cdxj_lines
+        from citeaudit.archive.index import index_file
 
         reader = "warcio" if kind == "index_file-warcio" else "fastwarc"
         t0 = time.perf_counter()
@@ -263,13 +264,13 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
         if used != reader:
             raise SystemExit(f"{kind}: reader {reader} not used ({used})")
     elif kind == "index_paths-2workers":
-        from citeaudit.warc_index import index_paths
+        from citeaudit.archive.index import index_paths
 
         t0 = time.perf_counter()
         table = index_paths([(Path(p), Path(p).name) for p in parts], workers=2)
         elapsed = time.perf_counter() - t0
     elif kind == "index_paths-single-2workers":
-        from citeaudit.warc_index import index_paths
+        from citeaudit.archive.index import index_paths
 
         t0 = time.perf_counter()
         table = index_paths([(Path(whole), Path(whole).name)], workers=2)

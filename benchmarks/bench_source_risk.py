@@ -1,4 +1,4 @@
-"""Benchmark the source-risk stage against seed 000 §IV-E and issue 4's targets.
+"""Benchmark the source-risk stage against seed 000 §IV-E and the project's targets.
 
 Run: ``.venv/bin/python benchmarks/bench_source_risk.py`` (``make bench``). Options:
 ``--tuples N`` (endpoint rows, default 10,000,000), ``--records N`` (validation rows, default

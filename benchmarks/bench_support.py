@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from citeaudit import agreement, codebook, parquet_io, support
+from citeaudit import codebook, parquet_io
 from citeaudit.demo_corpus.codebooks import write_codebooks
+from citeaudit.support import adjudication, agreement, judgments
 
 DATE = "2026-11-01"
 LABELS = ("supports", "partial", "no_support", "contradicts", "cannot_tell")
@@ -56,7 +57,7 @@ def build(raw: Path, derived: Path, items: int, seed: int = 7) -> int:
     rows = 0
     with open(raw / "annotations" / "support" / f"{DATE}.csv", "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(support.REQUIRED_COLUMNS)
+        w.writerow(judgments.REQUIRED_COLUMNS)
         for i in range(items):
             gold = rng.choice(LABELS)
             for a in rng.sample(ANNOTATORS, 3 if rng.random() < 0.35 else 2):
@@ -88,10 +89,10 @@ def main() -> None:
         book = codebook.load_version(raw, "v1")
         answers = parquet_io.read_partition(derived, "answers", {"observation_date": DATE})
         res: list[tuple[str, float]] = []
-        classified = timed("classify", lambda: support.classify(raw, derived, book), res)
-        judged, rejected = timed("judgments", lambda: support.judgments(classified, DATE), res)
-        labels = timed("labels", lambda: support.labels(judged, answers, book), res)
-        timed("queue", lambda: support.review_queue(labels), res)
+        classified = timed("classify", lambda: judgments.classify(raw, derived, book), res)
+        judged, rejected = timed("judgments", lambda: judgments.judgments(classified, DATE), res)
+        labels = timed("labels", lambda: adjudication.labels(judged, answers, book), res)
+        timed("queue", lambda: adjudication.review_queue(labels), res)
         timed("agreement", lambda: agreement.agreement(judged, labels), res)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     total = sum(t for _, t in res)

@@ -21,14 +21,15 @@ from pathlib import Path
 
 from rich.console import Console
 
-from citeaudit import demo_corpus, ops_cli, warc_index
+from citeaudit import demo_corpus, ops_cli
+from citeaudit.archive import cli as archive_cli
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
-    from citeaudit import summary
     from citeaudit.catalog import CATALOG_FILE
+    from citeaudit.report import summary
 
     derived = Path(args.derived).resolve()
     if not (derived / CATALOG_FILE).is_file():
@@ -82,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ops_cli.register_cli(sub)
 
-    warc_index.register_cli(sub)
+    archive_cli.register_cli(sub)
     from citeaudit.source_risk.conformance import cli as conformance_cli
 
     conformance_cli.register_cli(sub)

@@ -123,7 +123,8 @@ def _advance(progress: Progress, task: object):  # -> Callable[[Step, bool], Non
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``citeaudit run``: the daily audit per date, the judged audit per date × codebook."""
-    from citeaudit import layout, summary
+    from citeaudit import layout
+    from citeaudit.report import summary
     from pipelines import runner
 
     raw = _raw_or_error(args.raw)

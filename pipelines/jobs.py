@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import dagster as dg
 
+# Run tags: what launched a run, and the codebook file's SHA-256 a judged run computed with.
+TRIGGER_TAG = "citeaudit/trigger"
+CODEBOOK_SHA_TAG = "citeaudit/codebook_sha256"
+
 # Date-partitioned stages that need no judgment: the same for every codebook.
 DAILY_GROUPS = ("ingest", "archive", "citations")
 # Date × codebook stages: everything whose result depends on the codebook version.

@@ -21,10 +21,16 @@ from citeaudit import layout
 from citeaudit.layout import codebook_versions
 from pipelines.definitions import build_defs
 from pipelines.inputs import codebook_digests
-from pipelines.jobs import JOBS, catalog_job, daily_audit, judged_audit
+from pipelines.jobs import (
+    CODEBOOK_SHA_TAG,
+    JOBS,
+    TRIGGER_TAG,
+    catalog_job,
+    daily_audit,
+    judged_audit,
+)
 from pipelines.partitions import codebook, judged_key, judged_partition
 from pipelines.resources import PathsResource
-from pipelines.sensors import CODEBOOK_SHA_TAG, TRIGGER_TAG
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,9 +19,9 @@ import os
 import dagster as dg
 
 from citeaudit import layout
-from pipelines.jobs import daily_audit
+from pipelines.jobs import TRIGGER_TAG, daily_audit
 from pipelines.resources import PathsResource
-from pipelines.sensors import TRIGGER_TAG, automation_status
+from pipelines.sensors import automation_status
 
 DEFAULT_CRON = "0 2 * * *"
 DEFAULT_TIMEZONE = "UTC"

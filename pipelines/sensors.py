@@ -26,13 +26,11 @@ import dagster as dg
 
 from citeaudit import codebook as codebook_lib
 from citeaudit import layout
-from pipelines import inputs
-from pipelines.jobs import daily_audit, judged_audit
+from pipelines import inputs, status
+from pipelines.jobs import CODEBOOK_SHA_TAG, TRIGGER_TAG, daily_audit, judged_audit
 from pipelines.partitions import codebook, judged_key
 from pipelines.resources import PathsResource
 
-TRIGGER_TAG = "citeaudit/trigger"
-CODEBOOK_SHA_TAG = "citeaudit/codebook_sha256"
 # Runs started by the CLI, which plans its own judged runs after the daily ones.
 CLI_TRIGGERS = ("citeaudit run", "citeaudit backfill")
 
@@ -147,8 +145,6 @@ def raw_inputs_sensor(
     cursor does not know yet is compared with the instance: if every daily asset of that date
     was materialized after its newest file, it is adopted without a run.
     """
-    from pipelines import status
-
     raw = paths.raw
     seen = _load_cursor(context.cursor)
     dates, _strays = layout.discover_dates(raw)

@@ -25,8 +25,8 @@ import dagster as dg
 
 from citeaudit import layout
 from pipelines import inputs
+from pipelines.jobs import CODEBOOK_SHA_TAG
 from pipelines.partitions import codebook, judged_key, judged_partition
-from pipelines.sensors import CODEBOOK_SHA_TAG
 
 STATES = ("materialized", "stale", "failed", "running", "missing")
 FAILED_STATUSES = (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)

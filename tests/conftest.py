@@ -1,13 +1,30 @@
-"""Shared fixtures: the real third-party corpora beside the project, and tmp folders."""
+"""Shared fixtures: the real third-party corpora beside the project, and one demo run.
+
+``demo_run`` is a demo corpus generated once per test session and run once through the real
+``citeaudit run`` (Dagster jobs in process, sqlite instance in its own DAGSTER_HOME). Every
+end-to-end test that only reads outputs shares it; under pytest-xdist the workers share it too
+(the first to arrive builds it under a file lock, the others wait and read). A test that must
+change inputs or outputs takes ``demo_run.copy(tmp_path)`` instead. At the end of the session
+the shared files are hashed again: a test that wrote into them fails the run.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 PROJECT = Path(__file__).resolve().parents[1]
 CORPORA = PROJECT.parent / "shared" / "corpora"
+
+# The shared demo: big enough that every planted case of every stage appears (twelve source-risk
+# defect types, every support rejection reason, every L3 verdict), small enough to run in ~20 s.
+DEMO_SEED, DEMO_ANSWERS, DEMO_DAYS = 7, 150, 2
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +35,70 @@ def corpora() -> Path:
             f"real corpora not found at {CORPORA} (they live beside the project in ../shared)"
         )
     return CORPORA
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    """A generated demo corpus (``raw``), the outputs of one ``citeaudit run`` over it
+    (``derived``), the Dagster instance that ran it (``home``) and its ``ground_truth.json``."""
+
+    raw: Path
+    derived: Path
+    home: Path
+    truth: dict = field(repr=False)
+
+    def copy(self, into: Path) -> DemoRun:
+        """A private copy (raw, derived, instance) for a test that changes files."""
+        into.mkdir(parents=True, exist_ok=True)
+        parts = {name: into / name for name in ("raw", "derived", "home")}
+        for name, target in parts.items():
+            shutil.copytree(getattr(self, name), target, symlinks=True)
+        return DemoRun(parts["raw"], parts["derived"], parts["home"], self.truth)
+
+
+def tree_digests(*folders: Path) -> dict[str, str]:
+    """SHA-256 of every file under ``folders`` (catalog and sqlite journals included)."""
+    out = {}
+    for folder in folders:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def _build_demo_run(root: Path) -> None:
+    from citeaudit import cli, demo_corpus
+
+    raw, derived, home = root / "raw", root / "derived", root / "home"
+    demo_corpus.generate(raw, seed=DEMO_SEED, answers=DEMO_ANSWERS, days=DEMO_DAYS)
+    home.mkdir()
+    shutil.copyfile(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DAGSTER_HOME", str(home))
+        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL"):
+            mp.delenv(var, raising=False)
+        code = cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"])
+    if code != 0:
+        raise RuntimeError(f"citeaudit run over the shared demo corpus exited {code}")
+    (root / "digests.json").write_text(json.dumps(tree_digests(raw, derived)))
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
+    """The session's shared demo run (read only: take ``.copy(tmp_path)`` to change anything)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent  # one folder for all xdist workers
+    root = shared / "shared_demo_run"
+    with FileLock(str(shared / "shared_demo_run.lock")):
+        if not (root / "digests.json").is_file():
+            if root.exists():
+                shutil.rmtree(root)  # a build that failed earlier in this session
+            root.mkdir()
+            _build_demo_run(root)
+    truth = json.loads((root / "raw" / "ground_truth.json").read_text(encoding="utf-8"))
+    run = DemoRun(root / "raw", root / "derived", root / "home", truth)
+    yield run
+    before = json.loads((root / "digests.json").read_text())
+    after = tree_digests(run.raw, run.derived)
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"a test wrote into the shared demo run: {changed[:10]}"

@@ -85,16 +85,16 @@ def test_invalid_yaml(tmp_path: Path) -> None:
 
 
 def test_support_schema_and_import_codebook(tmp_path: Path) -> None:
-    from citeaudit import support
     from citeaudit.imports.codebook import import_codebook
+    from citeaudit.support import judgments
 
     book = codebook.load(_write(tmp_path, _doc(support_schema="demo_support")))
     assert book.support_schema == "demo_support"
-    assert support.default_schema(book) == "demo_support"
+    assert judgments.default_schema(book) == "demo_support"
     # one label map: it is the default; several and no support_schema: rows must name one
-    assert support.default_schema(codebook.load(_write(tmp_path, _doc()))) == "demo_support"
+    assert judgments.default_schema(codebook.load(_write(tmp_path, _doc()))) == "demo_support"
     doc = import_codebook()
     imported = codebook.load(_write(tmp_path, doc, name="v1"))
     assert set(imported.label_maps) == {"liu2023", "liu2023_statement", "expertqa"}
-    assert support.default_schema(imported) == ""
+    assert judgments.default_schema(imported) == ""
     assert imported.map_label("liu2023", "Citation Inaccessible") == "unresolved"

@@ -337,7 +337,7 @@ class _AnswerPhase:
         self._plant_sr(sr_fh, files.day)
 
     def _plant_alignment_cases(self, files: _DayFiles) -> None:
-        """Append the planted alignment answers (issue 3) to the first day's file."""
+        """Append the planted alignment answers to the first day's file."""
         for draft, rows in alignment_cases.build_answers(self.world):
             files.write(draft.engine, answers_mod.serialize(draft.obj))
             self.counts["answer_lines"] += 1

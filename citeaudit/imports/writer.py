@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from citeaudit.imports.codebook import VERSION, import_codebook
-from citeaudit.support import COLUMNS, REGISTRY_FILE, SUPPORT_DIR
+from citeaudit.support.judgments import COLUMNS, REGISTRY_FILE, SUPPORT_DIR
 
 
 def short_id(*parts: str, n: int = 16) -> str:

@@ -1,4 +1,5 @@
-"""Stratified metrics with honest intervals (the ``metrics`` asset's logic, free of Dagster).
+"""Metrics: the rates an analyst reads, per stratum and margin, with numerator, denominator,
+the unresolved count beside them and an honest interval. Writes ``metrics``.
 
 :mod:`definitions` says what each metric counts, :mod:`inputs` finds the derived tables of a
 date × codebook, :mod:`compute` builds the table.

@@ -1,7 +1,9 @@
-"""L3 scholarly metadata checks (seed 002 §4.4): DOIs, Crossref/OpenAlex records, comparison.
+"""Scholarly (L3, seed 002 §4.4): whether a cited work's metadata is what the registries hold.
+DOIs are found and normalized, Crossref and OpenAlex are asked once (cached, polite), and each
+citation is consistent / mismatch / not_found / unmatched / unresolvable. Writes
+``scholarly_records``, ``metadata_checks`` and ``claim_independence``.
 
-``doi`` extracts and normalizes identifiers, ``records`` reads registry JSON into comparable
-fields, ``compare`` decides a verdict, ``transport``/``clients`` talk to the registries through
-the real crossrefapi and pyalex clients, ``cache`` keeps what was fetched, ``mirror`` is a
-loopback registry for tests and the offline demo, ``check`` ties them together.
+``doi`` extracts identifiers, ``records`` reads registry JSON, ``compare`` decides a verdict,
+``transport``/``clients`` talk to the registries through crossrefapi and pyalex, ``cache`` keeps
+what was fetched, ``mirror`` is a loopback registry for tests and the demo, ``check`` ties them.
 """

@@ -1,8 +1,10 @@
-"""Source-risk omission audit (seed 000): record contract, validation, endpoint, conformance.
+"""Source risk (seed 000): whether an answer omitted a material relationship of its source.
+Records are validated in the seed's order, sealed with SHA-256 digests, revised append-only,
+and resolved to R_O (NULL = unresolved), a review priority and a policy action. Writes
+``source_risk_records``, ``rejected_records``, ``omission_endpoints`` and
+``source_risk_claim_ledger``.
 
-``contract`` names the defect types, stages and table schemas; ``digests`` hashes with hashlib;
-``validate`` types, seals and checks records in the seed's order (DuckDB SQL in
-``sql/source_risk/``); ``lineage`` links revisions and picks the current record per tuple;
-``endpoint`` resolves R_O, priority and the policy action; ``audit`` runs one date × codebook;
-``conformance`` reproduces seed 000 §IV from this implementation.
+``contract`` names the defect types and schemas; ``digests`` hashes; ``validate`` types, seals
+and checks records (DuckDB SQL in ``sql/source_risk/``); ``endpoint`` resolves R_O, priority and
+the policy action; ``audit`` runs one date × codebook; ``conformance`` reproduces seed 000 §IV.
 """

@@ -1,7 +1,7 @@
 """One date × codebook of the source-risk audit: read inputs, validate, resolve, score.
 
 Inputs: ``<raw>/annotations/source_risk/<date>.jsonl``, the date's ``answers`` and
-``citations`` tables and, when issue 3's alignment asset has written it, ``citation_captures``
+``citations`` tables and, when the alignment asset has written it, ``citation_captures``
 (absent → the source snapshot digest binds the record's URL and says so in its origin).
 """
 

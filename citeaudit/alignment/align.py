@@ -1,0 +1,201 @@
+"""Temporal alignment: every citation tied to the archived capture nearest its reference time.
+
+DESIGN §5 / seed 002 §4.2. The work is SQL (``sql/alignment/``) over Arrow tables in one
+DuckDB connection; Python only drives it and keys URLs (SURT keying is per distinct URL):
+
+1. citation URLs are canonicalized (:mod:`citeaudit.alignment.canonical`), the reference time is
+   ``retrieved_at`` else the answer's ``observed_at``, and the window comes from the codebook;
+2. the captures of the crawl dates the windows touch are keyed the same way (only target URIs
+   carrying tracking parameters are re-keyed; the index's SURT key is canonical otherwise);
+3. hop 0 and each redirect hop are ASOF joins on both sides of the hop's time (nearest
+   before, nearest after, nearer wins, inside the window), at most ``MAX_HOPS`` redirects,
+   a key seen twice is a loop;
+4. a final revisit is resolved to the response it refers to (WARC-Refers-To-Target-URI and
+   -Date, also for another URI, else the payload digest), searched from the first crawl date.
+
+Capture-side problems (invalid date, truncated, digest mismatch, unreadable, revisit without
+original) become reasons, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from urllib.parse import urljoin
+
+import duckdb
+import pyarrow as pa
+
+from citeaudit import duck
+from citeaudit.alignment.canonical import canonical_table, canonicalize
+from citeaudit.codebook import Codebook
+
+MAX_HOPS = 5
+CAPTURES = "captures"
+CAPTURE_FOLDER = "crawl_date"
+
+REDIRECT_KEYS_SCHEMA = pa.schema(
+    [
+        pa.field("target_uri", pa.string()),
+        pa.field("redirect_location", pa.string()),
+        pa.field("next_key", pa.string()),
+        pa.field("location_error", pa.string()),
+    ]
+)
+
+
+def tracking_regex(globs: Sequence[str]) -> str:
+    """One RE2 pattern matching a query string that holds a parameter named by a glob."""
+    alts = []
+    for glob in globs:
+        out = []
+        for ch in glob.lower():
+            if ch == "*":
+                out.append("[^&=]*")
+            elif ch == "?":
+                out.append("[^&=]")
+            else:
+                out.append(re.escape(ch))
+        alts.append("".join(out))
+    if not alts:
+        return "a^"  # matches nothing
+    return "(?i)(^|&)(" + "|".join(alts) + ")(=|&|$)"
+
+
+def capture_files(derived: Path, first: dt.date | None = None, last: dt.date | None = None
+                  ) -> list[str]:
+    """The captures partitions on disk whose crawl date lies in ``[first, last]``, sorted."""
+    root = Path(derived) / CAPTURES
+    out = []
+    if not root.is_dir():
+        return out
+    for folder in sorted(root.glob(f"{CAPTURE_FOLDER}=*")):
+        try:
+            day = dt.date.fromisoformat(folder.name.split("=", 1)[1])
+        except ValueError:
+            continue
+        if (first is None or day >= first) and (last is None or day <= last):
+            data = folder / "data.parquet"
+            if data.is_file():
+                out.append(str(data))
+    return out
+
+
+def _redirect_keys(pairs: pa.Table, is_tracking: Callable[[str], bool]) -> pa.Table:
+    rows: dict[str, list] = {n: [] for n in REDIRECT_KEYS_SCHEMA.names}
+    for base, loc in zip(pairs.column("target_uri").to_pylist(),
+                         pairs.column("redirect_location").to_pylist(), strict=True):
+        try:
+            target = urljoin(base, loc.strip())
+        except ValueError:
+            target = None
+        c = canonicalize(target, is_tracking)
+        rows["target_uri"].append(base)
+        rows["redirect_location"].append(loc)
+        rows["next_key"].append(c.key)
+        rows["location_error"].append(c.error)
+    return pa.table(rows, schema=REDIRECT_KEYS_SCHEMA)
+
+
+def _window_dates(cites: pa.Table) -> tuple[dt.date, dt.date] | None:
+    import pyarrow.compute as pc
+
+    lo = pc.min(cites.column("window_start")).as_py()
+    hi = pc.max(cites.column("window_end")).as_py()
+    if lo is None or hi is None:
+        return None
+    # one day of slack each side: a record's WARC-Date may fall just past its folder's date
+    return lo.date() - dt.timedelta(days=1), hi.date() + dt.timedelta(days=1)
+
+
+def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codebook,
+          *, con: duckdb.DuckDBPyConnection | None = None,
+          capture_paths: list[str] | None = None, canon: pa.Table | None = None) -> pa.Table:
+    """The ``citation_captures`` table of one observation date (see the module docstring).
+
+    ``capture_paths`` overrides the captures partitions read (benchmarks); by default the
+    partitions under ``derived/captures`` whose crawl date the windows touch. ``canon``
+    (url, canonical_url, canonical_key, url_error) replaces keying the cited URLs here.
+    """
+    con = con or duck.connect()
+    win = codebook.alignment_window
+    con.register("citations", citations)
+    con.register("answers", answers.select(["answer_id", "observed_at"]))
+    if canon is None:
+        canon = canonical_table(citations.column("url").to_pylist(),
+                                codebook.is_tracking_param, strict=True)
+    con.register("canon", canon)
+    params = {"before_s": float(win.before_days) * 86400.0,
+              "after_s": float(win.after_days) * 86400.0}
+    duck.create_table(con, "cites", "alignment/select_citation_refs", params)
+    cites = con.table("cites").to_arrow_table()
+    span = _window_dates(cites)
+    if capture_paths is None:
+        capture_paths = capture_files(derived, *span) if span else []
+        originals = capture_files(derived, None, span[1]) if span else []
+    else:
+        originals = capture_paths
+    _load_captures(con, capture_paths, codebook)
+    duck.execute(con, "alignment/create_hops")
+    duck.create_table(con, "frontier", "alignment/select_first_frontier")
+    for hop in range(MAX_HOPS + 1):
+        if _count(con, "frontier") == 0:
+            break
+        duck.create_table(con, "matches", "alignment/select_hop_matches")
+        pairs = duck.query(con, "alignment/select_redirect_locations")
+        con.register("redirect_keys", _redirect_keys(pairs, codebook.is_tracking_param))
+        duck.execute(con, "alignment/insert_hop_rows")
+        con.unregister("redirect_keys")
+        con.execute("DROP TABLE matches")
+        con.execute("DROP TABLE frontier")
+        duck.create_table(con, "frontier", "alignment/select_next_frontier",
+                          {"hop": hop, "max_hops": MAX_HOPS})
+    con.execute("DROP TABLE IF EXISTS frontier")
+    con.execute("DROP TABLE slots")
+    duck.create_table(con, "later", "alignment/select_later_captures")
+    duck.create_table(con, "details", "alignment/select_capture_details")
+    duck.create_table(con, "invalid_keys", "alignment/select_invalid_keys")
+    con.execute("DROP TABLE caps")  # the biggest table: free it before the final join
+    _load_originals(con, originals)
+    return duck.query(con, "alignment/select_citation_captures", {"max_hops": MAX_HOPS})
+
+
+def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    return con.table(table).aggregate("count(*)").fetchall()[0][0]
+
+
+def _load_captures(con: duckdb.DuckDBPyConnection, paths: list[str], codebook: Codebook
+                   ) -> None:
+    from citeaudit.archive.schema import CAPTURE_SCHEMA
+
+    if paths:
+        con.read_parquet(paths, union_by_name=True).to_view("caps_raw")
+    else:
+        con.register("caps_raw", CAPTURE_SCHEMA.empty_table())
+    uris = duck.query(con, "alignment/select_tracking_uris",
+                      {"tracking_re": tracking_regex(codebook.tracking_params)})
+    keyed = canonical_table(uris.column("target_uri").to_pylist(), codebook.is_tracking_param)
+    con.register("capkeys", keyed.rename_columns(
+        ["target_uri", "canonical_url", "canonical_key", "url_error"]))
+    duck.create_table(con, "files", "alignment/select_capture_files")
+    duck.create_table(con, "caps", "alignment/select_alignment_caps")
+    duck.create_table(con, "slots", "alignment/select_alignment_slots")
+
+
+def _load_originals(con: duckdb.DuckDBPyConnection, paths: list[str]) -> None:
+    """Responses a final revisit may refer to (by digest or WARC-Refers-To-Target-URI)."""
+    duck.create_table(con, "wanted", "alignment/select_revisit_wants")
+    if paths and _count(con, "wanted"):
+        duck.create_table(con, "origs", "alignment/select_capture_originals", {"files": paths})
+    else:
+        duck.create_table(con, "origs", "alignment/select_no_originals")
+
+
+def existence(citation_captures: pa.Table, con: duckdb.DuckDBPyConnection | None = None
+              ) -> pa.Table:
+    """The ``citation_existence`` table (pass/dead/changed/unknown with a reason)."""
+    con = con or duck.connect()
+    con.register("citation_captures", citation_captures)
+    return duck.query(con, "alignment/classify_existence")

@@ -1,0 +1,107 @@
+"""The short run summary: volumes, rejections, verdicts and cost per served answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from citeaudit import duck
+from citeaudit.catalog import CATALOG_FILE
+from citeaudit.report import terminal as report_terminal
+
+
+def collect(derived: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(summary row, rejection reasons) read from the catalog, opened read-only."""
+    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    try:
+        row = duck.query(con, "report/summarize_run").to_pylist()[0]
+        reasons = duck.query(con, "report/count_rejections_by_reason").to_pylist()
+    finally:
+        con.close()
+    served = row["verified_answers"]
+    row["tokens_per_served_answer"] = row["tokens_served"] / served if served else None
+    row["all_tokens_per_served_answer"] = row["tokens_all"] / served if served else None
+    return row, reasons
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
+    """Print the summary and where to look next; return the summary row."""
+    console = console or Console()
+    row, reasons = collect(derived)
+    table = Table(title="citeaudit run summary", show_header=False, title_justify="left")
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    answers_total = row["verified_answers"] + row["rejected_answers"]
+    lines = [
+        ("observation dates", row["dates"]),
+        ("answers accepted", row["answers"]),
+        ("claims", row["claims"]),
+        ("citations", row["citations"]),
+        ("captures indexed (WARC/ARC records)", row["captures"]),
+        ("  of which unreadable/truncated", row["captures_with_error"]),
+        (
+            "input lines rejected (defects)",
+            f"{row['rejected_lines']:,} ({row['rejected_defects']:,})",
+        ),
+        ("answers verified (served)", f"{row['verified_answers']:,} of {answers_total:,}"),
+        ("answers rejected by citation checks", row["rejected_answers"]),
+        ("tokens per served answer (served answers only)", row["tokens_per_served_answer"]),
+        ("all tokens spent per served answer", row["all_tokens_per_served_answer"]),
+    ]
+    for what, value in lines:
+        table.add_row(what, _fmt(value))
+    console.print(table)
+    if reasons:
+        why = Table(title="why answers and lines were rejected", title_justify="left")
+        why.add_column("stage")
+        why.add_column("reason")
+        why.add_column("n", justify="right")
+        for r in reasons:
+            why.add_row(r["stage"], r["reason"], _fmt(r["n"]))
+        console.print(why)
+    from citeaudit.support import summary
+
+    summary.render(derived, console)
+    _render_metadata(derived, console)
+    catalog = derived / CATALOG_FILE
+    footer = [
+        f"\nOutputs: parquet under {derived}/<asset>/, catalog {catalog}",
+        "Look further:",
+        "  make ui      # the Dagster UI (dagster dev) on this instance",
+        f'  duckdb {catalog} -c "SELECT engine, reason, count(*) FROM answer_checks '
+        'GROUP BY ALL ORDER BY ALL"',
+    ]
+    for line in footer:
+        console.print(line, soft_wrap=True, highlight=False)
+    report_terminal.render(derived, console)  # last: report paths and headline per engine
+    return row
+
+
+def _render_metadata(derived: Path, console: Console) -> None:
+    """L3 metadata verdicts per codebook, when the run produced metadata_checks."""
+    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    try:
+        views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
+        rows = (duck.query(con, "report/count_metadata_outcomes").to_pylist()
+                if "metadata_checks" in views else [])
+    finally:
+        con.close()
+    if rows:
+        t = Table(title="L3 scholarly metadata (citations)", title_justify="left")
+        for col in ("codebook", "outcome", "citations", "retracted", "registries_disagree"):
+            t.add_column(col, justify="right" if col not in ("codebook", "outcome") else "left")
+        for r in rows:
+            t.add_row(*(_fmt(r[c]) for c in ("codebook", "outcome", "citations", "retracted",
+                                             "registries_disagree")))
+        console.print(t)

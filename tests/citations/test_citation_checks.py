@@ -1,0 +1,82 @@
+"""Seed 001's fail-closed rules, one case each: first failure wins, zero claims verified."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from citeaudit.citations import checks
+from citeaudit.ingest import answers
+
+
+def answer(answer_id: str, claims: list[list[dict]], context: list[str] | None) -> dict:
+    text = " ".join(f"Claim {i}." for i in range(len(claims))) or "I cannot answer that."
+    out = {
+        "answer_id": answer_id,
+        "query_id": "q",
+        "query_text": "q",
+        "engine": "inhouse_rag" if context is not None else "perplexity",
+        "observed_at": "2026-11-01T00:00:00Z",
+        "answer_text": text,
+        "strata": {"domain": "news", "risk_band": "low", "inclusion_prob": 1},
+        "claims": [
+            {
+                "claim_id": f"{answer_id}-{i}",
+                "span": [i * 9, i * 9 + 8],
+                "text": f"Claim {i}.",
+                "citations": [
+                    {"citation_id": f"{answer_id}-{i}-{j}", **c} for j, c in enumerate(cites)
+                ],
+            }
+            for i, cites in enumerate(claims)
+        ],
+    }
+    if context is not None:
+        out["context_chunk_ids"] = context
+    return out
+
+
+def verdict(tmp_path: Path, a: dict) -> dict:
+    folder = tmp_path / "answers" / "2026-11-01"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "e.jsonl").write_text(json.dumps(a) + "\n")
+    result = answers.ingest_files(answers.answer_files(tmp_path, "2026-11-01"), tmp_path)
+    assert result.rejected.num_rows == 0, result.rejected.to_pylist()
+    _, answer_checks = checks.check(result.answers, result.claims, result.citations)
+    row = answer_checks.to_pylist()[0]
+    return {k: row[k] for k in ("verified", "reason", "claim_index", "served")}
+
+
+OK = {"tag": "[D1:c1]"}
+
+
+@pytest.mark.parametrize(
+    ("claims", "context", "expected"),
+    [
+        ([], ["c1"], (True, None, None)),
+        ([[OK], [OK]], ["c1"], (True, None, None)),
+        ([[OK], []], ["c1"], (False, "missing_citation", 1)),
+        ([[{"tag": "[D1 :c1]"}]], ["c1"], (False, "malformed_citation", 0)),
+        ([[{"tag": "[D1]"}]], ["c1"], (False, "malformed_citation", 0)),
+        ([[{"tag": "[:c1]"}]], ["c1"], (False, "malformed_citation", 0)),
+        ([[{"tag": "D1:c1"}]], ["c1"], (False, "malformed_citation", 0)),
+        ([[{"tag": "[D1:c1:x]"}]], ["c1"], (False, "malformed_citation", 0)),
+        ([[{"url": "https://example.org/a"}]], ["c1"], (False, "malformed_citation", 0)),
+        ([[{"tag": "[D1:c9]"}]], ["c1"], (False, "hallucinated_citation", 0)),
+        ([[{"tag": "[D1:c1]"}]], [], (False, "hallucinated_citation", 0)),
+        # first failure wins: claim 0 passes, claim 1 is hallucinated, claim 2 uncited
+        ([[OK], [OK, {"tag": "[D2:c7]"}], []], ["c1"], (False, "hallucinated_citation", 1)),
+        # within a claim the first failing citation decides: malformed before hallucinated
+        ([[{"tag": "[D2 c7]"}, {"tag": "[D2:c7]"}]], ["c1"], (False, "malformed_citation", 0)),
+        ([[{"url": "https://example.org/a?utm_source=x"}]], None, (True, None, None)),
+        ([[{"url": "htp//example.org/a"}]], None, (False, "malformed_citation", 0)),
+        ([[{"url": ""}]], None, (False, "malformed_citation", 0)),
+        ([[{"source_id": "S1"}]], None, (False, "malformed_citation", 0)),
+    ],
+)
+def test_seed_001_rules(tmp_path: Path, claims, context, expected) -> None:
+    got = verdict(tmp_path, answer("a", claims, context))
+    assert (got["verified"], got["reason"], got["claim_index"]) == expected
+    assert got["served"] == got["verified"]
