@@ -74,12 +74,10 @@ def _batch_failed(session: RegistrySession, registry: str, dois: Sequence[str],
         return Batch({}, tuple(dois))
     if status is None:
         err = last.error if last else (type(exc).__name__ if exc else "no_response")
-        fetch = lambda d: Fetch(registry, "work", d, None, "error", None, f"batch:{err}")  # noqa: E731
+        text, detail = None, f"batch:{err}"
     else:
-        text = _body_text(last.body)
-        fetch = lambda d: Fetch(registry, "work", d, status, "error", text,  # noqa: E731
-                                f"batch:http_{status}")
-    return Batch({d: fetch(d) for d in dois}, ())
+        text, detail = _body_text(last.body), f"batch:http_{status}"
+    return Batch({d: Fetch(registry, "work", d, status, "error", text, detail) for d in dois}, ())
 
 
 def _batch_found(registry: str, dois: Sequence[str], items: list[dict], doi_of,

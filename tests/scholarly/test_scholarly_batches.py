@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 import pytest
@@ -109,6 +109,19 @@ def test_an_outage_of_a_list_request_is_an_error_for_each_doi_not_a_not_found(mi
     assert {s for s, _, _ in got.values()} == {int(fault)}
     assert store.counts["requests"] == 1  # no per-DOI storm against a failing service
     assert store.used[("crossref", "work", ELIFE)].fetch.detail == f"batch:http_{fault}"
+
+
+def test_an_outage_of_a_list_request_during_a_refresh_keeps_the_older_answers(mirror):
+    dois = _dois(mirror, "crossref")
+    first = RecordStore({}, _clients(mirror), 30, now=T0)
+    want = _lookup(first, "crossref", dois)
+    mirror.batch_faults = {"crossref": "500"}
+    later = RecordStore(dict(first.used), _clients(mirror), 30, now=T0 + timedelta(days=60))
+    got = _lookup(later, "crossref", dois)
+    assert got == want
+    # one failed list held every DOI to refresh: no per-DOI retry against a failing service
+    assert later.counts["requests"] == 1
+    assert later.counts["stale_used_after_error"] == len(dois)
 
 
 def test_an_invalid_list_body_falls_back_to_one_request_per_doi(mirror):
