@@ -68,6 +68,7 @@ class Outcome:
     defects: list[Defect]
     raw: str
     observed_at: str | None
+    file: str | None = None
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -79,8 +80,11 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def convert(fmt: str, text: str, *, line: int, engine: str, observed_at: str | None,
-            query: Query | None, origin: dict) -> Outcome:
-    """Read one response's JSON text into an answer, or into the defects that reject it."""
+            query: Query | None, origin: dict, received_at: str | None = None) -> Outcome:
+    """Read one response's JSON text into an answer, or into the defects that reject it.
+
+    ``observed_at`` (given) wins over the response's creation time, which wins over
+    ``received_at`` (when ``collect`` got the response)."""
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -94,7 +98,7 @@ def convert(fmt: str, text: str, *, line: int, engine: str, observed_at: str | N
         return Outcome(line, None, [Defect("", "unknown_shape", f"{type(exc).__name__}: {exc}")],
                        text, observed_at)
     defects = list(parsed.defects)
-    when = observed_at or parsed.created_at
+    when = observed_at or parsed.created_at or received_at
     if when is None:
         defects.append(Defect("created_at", "missing_field",
                               f"a {fmt} response has no creation time: give --observed-at"))
@@ -143,7 +147,7 @@ def write_outcomes(out: Path, fmt: str, kept: str, stem: str,
         for d in o.defects:
             counts["rejections"] += 1
             rejects.setdefault(day, []).append({
-                "source": f"import:{fmt}", "file": kept, "line": o.line, "field": d.field,
+                "source": f"import:{fmt}", "file": o.file or kept, "line": o.line, "field": d.field,
                 "reason": d.reason, "detail": d.detail, "raw": o.raw[:RAW_FRAGMENT]})
     for folder, groups in (("answers", answers), (REJECTIONS_DIR, rejects)):
         for day, rows in sorted(groups.items()):
