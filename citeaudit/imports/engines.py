@@ -153,6 +153,10 @@ def write_outcomes(out: Path, fmt: str, kept: str, stem: str,
         for day, rows in sorted(groups.items()):
             body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
             atomic_write(out / folder / day / f"{fmt}-{stem}.jsonl", body.encode("utf-8"))
+    for day in rejects:
+        # `citeaudit run` finds its dates under answers/: a day whose every response was
+        # rejected must still be run, or its rejections would never reach rejected_inputs
+        (out / "answers" / day).mkdir(parents=True, exist_ok=True)
     return counts
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -159,6 +160,18 @@ def test_perplexity_cites_exactly_the_marked_sources(fixtures, imported) -> None
         assert not any(re.search(r"\[\d+\]", cl["text"]) for cl in a["claims"])
 
 
+def test_a_second_import_gives_the_same_bytes(fixtures, imported, tmp_path) -> None:
+    again = tmp_path / "again"
+    for fmt, paths in fixtures.items():
+        engines.import_paths(fmt, paths, again, observed_at=WHEN)
+    for folder in ("answers", "responses", "import_rejections", "codebooks"):
+        first = {p.relative_to(imported): p.read_bytes()
+                 for p in (imported / folder).rglob("*") if p.is_file()}
+        second = {p.relative_to(again): p.read_bytes()
+                  for p in (again / folder).rglob("*") if p.is_file()}
+        assert first == second, folder
+
+
 def test_bad_responses_become_rejections_and_the_batch_goes_on(fixtures, tmp_path) -> None:
     good = next(p for p in fixtures["perplexity"] if "search-result" in p.name)
     obj = json.loads(good.read_text(encoding="utf-8"))
@@ -187,6 +200,15 @@ def test_bad_responses_become_rejections_and_the_batch_goes_on(fixtures, tmp_pat
 
 
 def test_run_over_the_imported_day(imported, fixtures, tmp_path_factory) -> None:
+    imported = Path(shutil.copytree(imported, tmp_path_factory.mktemp("run") / "raw"))
+    # a day whose only response is bad still reaches rejected_inputs
+    good = next(p for p in fixtures["perplexity"] if "search-result" in p.name)
+    obj = json.loads(good.read_text(encoding="utf-8"))
+    bad = tmp_path_factory.mktemp("bad") / "nine.json"
+    bad.write_text(json.dumps(dict(obj, choices=[{"message": {"content": "Fun.[9]"}}])),
+                   encoding="utf-8")
+    assert cli.main(["import", "perplexity", str(bad), "--out", str(imported),
+                     "--observed-at", "2026-11-29T08:00:00Z"]) == 0
     derived = tmp_path_factory.mktemp("derived")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(tmp_path_factory.mktemp("home")))
@@ -202,8 +224,8 @@ def test_run_over_the_imported_day(imported, fixtures, tmp_path_factory) -> None
         claims = con.sql("SELECT count(*) FROM claims").fetchall()[0][0]
         citations = con.sql("SELECT count(*) FROM citations").fetchall()[0][0]
         quotes = con.sql("SELECT count(*) FROM passage_checks").fetchall()[0][0]
-        rejected = con.sql("SELECT source, reason, count(*) FROM rejected_inputs "
-                           "GROUP BY ALL ORDER BY ALL").fetchall()
+        rejected = con.sql("SELECT observation_date::VARCHAR, source, reason, count(*) "
+                           "FROM rejected_inputs GROUP BY ALL ORDER BY ALL").fetchall()
         checked = con.sql("SELECT count(*) FROM answer_checks").fetchall()[0][0]
     finally:
         con.close()
@@ -212,5 +234,6 @@ def test_run_over_the_imported_day(imported, fixtures, tmp_path_factory) -> None
     assert claims == sum(len(a["claims"]) for a in expected)
     assert citations == sum(len(cl["citations"]) for a in expected for cl in a["claims"])
     assert quotes == sum(1 for a in expected for _, c in cites(a) if c.get("quote"))
-    assert rejected == [("import:gemini", "span_out_of_range", 1),
-                        ("import:gemini", "span_text_mismatch", 1)]
+    assert rejected == [("2026-11-29", "import:perplexity", "citation_index_out_of_range", 1),
+                        (DAY, "import:gemini", "span_out_of_range", 1),
+                        (DAY, "import:gemini", "span_text_mismatch", 1)]
