@@ -145,20 +145,26 @@ def collect(name: str, panel: Path, out: Path, *, ask, engine_label: str | None 
     day = dt.datetime.now(dt.UTC).date().isoformat()
     folder = f"{engines.RESPONSES_DIR}/{name}/{day}/{panel.stem}"
 
-    def one(q: Query) -> tuple[Query, bytes | None, str, CollectError | None]:
+    def one(item: tuple[int, Query]) -> tuple[Query, bytes | None, str, CollectError | None]:
+        k, q = item
         try:
             body = ask(q.query_text)
         except CollectError as exc:
-            return q, None, _now(), exc
-        return q, body, _now(), None
+            err = exc
+        except Exception as exc:  # noqa: BLE001 (one query's failure must not stop the panel)
+            err = CollectError(None, f"{type(exc).__name__}: {exc}")
+        else:
+            log(f"[{k}/{len(queries)}] {q.query_id}: {len(body):,} bytes")
+            return q, body, _now(), None
+        log(f"[{k}/{len(queries)}] {q.query_id}: error status={err.status}: {str(err)[:200]}")
+        return q, None, _now(), err
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        results = list(pool.map(one, queries))
+        results = list(pool.map(one, enumerate(queries, start=1)))
     outcomes, errors = [], []
-    for k, (q, body, received, err) in enumerate(results, start=1):
+    for q, body, received, err in results:
         if err is not None:
             errors.append({"query_id": q.query_id, "status": err.status, "error": str(err)[:500]})
-            log(f"{q.query_id}: {name} error status={err.status}: {str(err)[:200]}")
             continue
         kept = f"{folder}/{q.query_id}.json"
         engines.atomic_write(out / kept, body)
@@ -167,11 +173,13 @@ def collect(name: str, panel: Path, out: Path, *, ask, engine_label: str | None 
                             origin={"file": kept, "panel": panel.stem}, received_at=received)
         o.file = kept
         outcomes.append(o)
-        log(f"[{k}/{len(queries)}] {q.query_id}: "
-            f"{'answer' if o.answer else 'rejected: ' + o.defects[0].reason}")
+        if o.answer is None:
+            log(f"{q.query_id}: rejected: " + ", ".join(d.reason for d in o.defects))
     err_path = out / f"{engines.RESPONSES_DIR}/{name}/{day}/{panel.stem}.errors.jsonl"
     if errors:
         engines.atomic_write(err_path, "".join(json.dumps(e) + "\n" for e in errors).encode())
+    elif err_path.exists():
+        err_path.unlink()  # a rerun without errors leaves no stale log
     counts = engines.write_outcomes(out, eng.fmt, f"{folder}/",
                                    f"{engine_label or name}-{panel.stem}-{day}", outcomes)
     engines.ensure_codebook(out)

@@ -11,7 +11,7 @@ is split into sentences, the citation marks are cut out (a link or a marker is n
 sentence is also cut where a mark sits inside it (the claim is the clause the mark follows), and
 each mark attaches to the closest piece that ends at or before it. Pieces nothing cites are
 claims without citations, so coverage counts them; markdown headings and pieces without a
-letter or digit are not claims.
+letter or digit are not claims, and a leading list marker (``- ``, ``1. ``) is not claim text.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ ABBREVIATIONS = frozenset({
     "sep", "sept", "oct", "nov", "dec", "mt", "ft",
 })
 _HEADING = re.compile(r"^\s*#{1,6}\s")
+_BULLET = re.compile(r"(?:[-*+•]|\d{1,3}[.)])\s+")
 _WORDY = re.compile(r"\w")
 
 
@@ -150,6 +151,9 @@ def build_claims(
     for s, e in sentences("".join(masked)):
         for a, b in _subtract(s, e, holes):
             a, b = trim(text, a, b)
+            bullet = _BULLET.match(text, a, b)
+            if bullet:  # a list marker is layout, not part of the claim
+                a = bullet.end()
             if a < b and is_claim_text(text[a:b]):
                 pieces.append(Claim(a, b))
     pieces.sort(key=lambda c: c.start)
