@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from citeaudit.stats._common import Interval
 from citeaudit.stats.bootstrap import cluster_bootstrap
-from citeaudit.stats.design_wilson import hajek_wilson
+from citeaudit.stats.design_wilson import hajek_wilson, kish_effective_size
 from citeaudit.stats.hajek import HajekBatch, hajek_ratio, hajek_ratio_batch
 from citeaudit.stats.rows import rate_row
 from citeaudit.stats.wilson import wilson, wilson_bounds
@@ -25,6 +25,7 @@ __all__ = [
     "hajek_ratio",
     "hajek_ratio_batch",
     "hajek_wilson",
+    "kish_effective_size",
     "rate_row",
     "wilson",
     "wilson_bounds",

@@ -17,6 +17,7 @@ from citeaudit.stats import (
     hajek_ratio,
     hajek_ratio_batch,
     hajek_wilson,
+    kish_effective_size,
     rate_row,
     wilson,
 )
@@ -319,13 +320,13 @@ def test_hajek_ultimate_cluster_variance_matches_the_formula() -> None:
         hajek_ratio(y, w, strata=np.arange(10) % 2, clusters=cl)
 
 
-def test_hajek_wilson_equal_weights_is_close_to_wilson() -> None:
-    """Equal weights, no clusters: n_eff = n - 1 (sample variance), so nearly Wilson(k, n)."""
+def test_hajek_wilson_equal_weights_is_wilson() -> None:
+    """Equal weights, no clusters: n_eff = n, so exactly Wilson(k, n)."""
     y = np.array([1.0] * 30 + [0.0] * 10)
     iv = hajek_wilson(y, np.ones(40))
     ref = wilson(30, 40)
     assert iv.estimate == pytest.approx(0.75)
-    assert (iv.low, iv.high) == pytest.approx((ref.low, ref.high), abs=0.006)
+    assert (iv.low, iv.high) == pytest.approx((ref.low, ref.high))
     assert iv.method == "hajek_wilson"
 
 
@@ -341,3 +342,49 @@ def test_hajek_wilson_edges() -> None:
     assert hajek_wilson([], []).estimate is None
     with pytest.raises(ValueError, match="0/1"):
         hajek_wilson([0.5, 1.0], [1.0, 1.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(2, 60), seed=st.integers(0, 2**32 - 1), n_clusters=st.integers(1, 30))
+def test_weighted_interval_moves_monotonically_with_k(n: int, seed: int, n_clusters: int
+                                                      ) -> None:
+    """Fixed design (n units, weights, clusters), units turned from 0 to 1 one at a time in
+    a random order: estimate and both bounds never fall, and k = 0 and k = n use the same
+    effective sample size as k = 1 and k = n - 1 (no jump at the edges)."""
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.2, 5.0, n) ** rng.integers(0, 3)  # equal weights, mild or strong skew
+    cl = rng.integers(0, n_clusters, n)
+    order = rng.permutation(n)
+    y = np.zeros(n)
+    prev = hajek_wilson(y, w, clusters=cl)
+    effective = set()
+    for i in order:
+        y[i] = 1.0
+        iv = hajek_wilson(y, w, clusters=cl)
+        if prev.low is None:  # one cluster: never an interval, whatever k
+            assert iv.low is None and iv.high is None
+        else:
+            assert iv.estimate >= prev.estimate - 1e-12
+            assert iv.low >= prev.low - 1e-12 and iv.high >= prev.high - 1e-12
+            assert iv.low <= iv.estimate <= iv.high
+            effective.add(next(x for x in iv.notes if x.startswith("effective")))
+        prev = iv
+    assert len(effective) <= 1
+
+
+def test_one_failure_never_narrows_the_interval_of_all_passing() -> None:
+    """165 citations of 22 queries, unequal weights: 164/165 and 165/165 share the effective
+    sample size, so the interval of 164/165 sits just below that of 165/165."""
+    rng = np.random.default_rng(16)
+    cl = np.sort(rng.integers(0, 22, 165))
+    w = 1.0 / np.array([0.5, 1.0, 0.25])[cl % 3]
+    allpass = hajek_wilson(np.ones(165), w, clusters=cl)
+    y = np.ones(165)
+    y[40] = 0.0
+    one_fail = hajek_wilson(y, w, clusters=cl)
+    assert one_fail.low < allpass.low and one_fail.high < allpass.high == 1.0
+    n_eff = kish_effective_size(w, cl)
+    assert allpass.notes[-1] == one_fail.notes[-1] == (
+        f"effective sample size {n_eff:.1f} (Kish, over 22 clusters)")
+    width = (allpass.high - allpass.low, one_fail.high - one_fail.low)
+    assert 0.5 < width[1] / width[0] < 2.0, width
