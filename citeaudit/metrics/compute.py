@@ -13,10 +13,14 @@ unresolved); DuckDB counts them per stratum and margin (``count_metric_strata.sq
   together); coverage checked by simulation (tests/test_stats_coverage.py);
   beside it, for rows that span several domains, a percentile cluster bootstrap by domain
   (fixed seed) as a sensitivity interval: how much the rate moves when whole domains do;
-* means (tokens per served answer): the mean with a t interval.
+* means (tokens per served answer): the mean with a t interval;
+* F1 (``kind = "f1"``): the harmonic mean of its two component rates of the same row, with a
+  cluster bootstrap by query.
 
 Unresolved units never enter a numerator or a denominator; they are counted beside. A metric
-whose input table is absent gets one row with ``status = 'input_missing'`` and no numbers.
+whose input table is absent gets one row with ``status = 'input_missing'`` and no numbers; one
+whose inputs are there but hold no unit gets one ``no_units`` row. A row whose variance cannot
+be estimated (one query) gets ``status = 'no_interval'`` and a note, never ``ok``.
 """
 
 from __future__ import annotations
@@ -34,7 +38,14 @@ import pyarrow as pa
 from citeaudit import duck
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import METRICS, MetricDef
-from citeaudit.stats import Interval, cluster_bootstrap, hajek_ratio, hajek_wilson, wilson
+from citeaudit.stats import (
+    Interval,
+    cluster_bootstrap,
+    f1_cluster_bootstrap,
+    hajek_ratio,
+    hajek_wilson,
+    wilson,
+)
 
 BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 20240601
@@ -108,6 +119,8 @@ def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> tuple[pa.Ta
         if absent:
             missing[m.name] = absent
             continue
+        if m.kind == "f1":
+            continue
         parts.append(duck.query(con, m.sql).select(UNIT_SCHEMA.names).cast(UNIT_SCHEMA))
     units = pa.concat_tables(parts) if parts else UNIT_SCHEMA.empty_table()
     return units, missing
@@ -160,6 +173,74 @@ def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: _Units | None,
     if group is None or not m.weighted or m.kind != "rate" or int(row["n_domains"]) < 2:
         return None
     return cluster_bootstrap(group.y, group.w, group.domain, reps=reps, seed=seed)
+
+
+NO_INTERVAL_NOTE = "no interval (1 cluster): the variance cannot be estimated from one query"
+
+
+def _status(iv: Interval) -> tuple[str, list[str]]:
+    """``ok``, or ``no_interval`` with the reason first among the notes."""
+    if iv.estimate is not None and (iv.low is None or iv.high is None):
+        return "no_interval", [NO_INTERVAL_NOTE, *iv.notes]
+    return "ok", list(iv.notes)
+
+
+def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], df: pd.DataFrame,
+             groups: dict[str, dict], reps: int, seed: int) -> list[dict[str, Any]]:
+    """One F1 row per row that both components computed (same level and stratum)."""
+    prec_name, rec_name = m.components
+    by_key = {(r["metric"], r["level"], r["engine"], r["domain"], r["risk_band"]): r
+              for r in rows}
+    ip = df["inclusion_prob"].to_numpy(dtype=np.float64, na_value=np.nan)
+    w = np.where(np.isnan(ip), np.nan, 1.0 / ip)
+    out = []
+    for r in rows:
+        if r["metric"] != prec_name or r.get("estimate") is None:
+            continue
+        key = (r["level"], r["engine"], r["domain"], r["risk_band"])
+        rec = by_key.get((rec_name, *key))
+        if rec is None or rec.get("estimate") is None:
+            continue
+        sides = []
+        for name in (prec_name, rec_name):
+            gkey = tuple({"metric": name, "engine": r["engine"], "domain": r["domain"],
+                          "risk_band": r["risk_band"]}[k] for k in _GROUP_KEYS[r["level"]])
+            idx = groups[r["level"]].get(gkey)
+            if idx is None:
+                idx = groups[r["level"]][gkey[0]]
+            sides.append((df["y"].to_numpy()[idx], w[idx],
+                          df["query_id"].astype(str).to_numpy()[idx]))
+        iv = f1_cluster_bootstrap(sides[0], sides[1], reps=reps, seed=seed)
+        status, notes = _status(iv)
+        notes.insert(0 if status == "ok" else 1,
+                     f"precision {r['estimate']:.4f} of {r['denominator']} citations, recall "
+                     f"{rec['estimate']:.4f} of {rec['denominator']} claims")
+        out.append({
+            "metric": m.name, "level": r["level"], "engine": r["engine"],
+            "domain": r["domain"], "risk_band": r["risk_band"], "unit": m.unit,
+            "numerator": None, "denominator": None,
+            "unresolved": int(r["unresolved"]) + int(rec["unresolved"]),
+            "estimate": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
+            "method": iv.method, "weighting": r["weighting"], "cluster_by": "query",
+            "n_clusters": None, "n_answers": max(r["n_answers"], rec["n_answers"]),
+            "status": status, "note": "; ".join(notes),
+        })
+    return out
+
+
+def _no_unit_rows(computed: set[str], missing: dict[str, list[str]]) -> list[dict]:
+    """One overall row for each metric whose inputs exist but hold no unit at all."""
+    rows = []
+    for m in METRICS:
+        if m.name in computed or m.name in missing:
+            continue
+        rows.append({
+            "metric": m.name, "level": "overall", "engine": ALL, "domain": ALL,
+            "risk_band": ALL, "unit": m.unit, "denominator": 0, "unresolved": 0,
+            "numerator": 0.0, "status": "no_units",
+            "note": f"no units: no {m.unit} in this date × codebook (no rate, not a zero)",
+        })
+    return rows
 
 
 def _missing_rows(missing: dict[str, list[str]], date: str, version: str) -> list[dict]:
@@ -225,19 +306,23 @@ def compute(
             idx = groups[level].get(key[0])
         group = arrays.take(idx) if idx is not None else None
         iv, weighting, cluster_by, n_clusters = _interval(m, row, group)
-        notes = list(iv.notes)
         boot = _domain_bootstrap(m, row, group, reps, seed)
+        status, notes = _status(iv)
         if boot is not None:
             notes.append(f"domain bootstrap: {boot.notes[0]}" if boot.notes else
                          "domain bootstrap")
         out.update(
             estimate=iv.estimate, ci_low=iv.low, ci_high=iv.high, method=iv.method,
             weighting=weighting, cluster_by=cluster_by, n_clusters=n_clusters,
-            sum_weights=iv.sum_weights, status="ok", note="; ".join(notes) or None,
+            sum_weights=iv.sum_weights, status=status, note="; ".join(notes) or None,
             domain_bootstrap_low=boot.low if boot else None,
             domain_bootstrap_high=boot.high if boot else None,
         )
         rows.append(out)
+    for m in METRICS:
+        if m.kind == "f1" and m.name not in missing:
+            rows += _f1_rows(m, rows, df, groups, reps, seed)
+    rows += _no_unit_rows({r["metric"] for r in rows}, missing)
     rows += _missing_rows(missing, date, version)
     order = {m.name: i for i, m in enumerate(METRICS)}
     rows.sort(key=lambda r: (order[r["metric"]], LEVELS.index(r["level"]), r["engine"],

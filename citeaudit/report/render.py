@@ -76,6 +76,15 @@ def _cell(row: dict[str, Any] | None, metric: str) -> dict[str, Any]:
     if row is None or row.get("estimate") is None:
         cell["tip"] = (row or {}).get("note") or "no units of this engine for this metric"
         return cell
+    if m.kind == "f1":
+        cell.update(
+            estimate=hl.fmt_value(metric, row["estimate"]),
+            low=hl.fmt_value(metric, row["ci_low"]) if row["ci_low"] is not None else None,
+            high=hl.fmt_value(metric, row["ci_high"]) if row["ci_high"] is not None else None,
+            n=None, u=row["unresolved"],
+            tip=f"{m.numerator} / ({m.denominator}); {row.get('note') or ''}",
+            boot=None)
+        return cell
     num = row["numerator"]
     num_text = f"{num:,.0f}" if m.kind == "mean" else f"{int(num):,}"
     cell.update(

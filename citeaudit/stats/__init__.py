@@ -12,7 +12,7 @@ design weight ``w = 1 / inclusion_prob``.
 from __future__ import annotations
 
 from citeaudit.stats._common import Interval
-from citeaudit.stats.bootstrap import cluster_bootstrap
+from citeaudit.stats.bootstrap import cluster_bootstrap, f1_cluster_bootstrap
 from citeaudit.stats.design_wilson import hajek_wilson, kish_effective_size
 from citeaudit.stats.hajek import HajekBatch, hajek_ratio, hajek_ratio_batch
 from citeaudit.stats.rows import rate_row
@@ -22,6 +22,7 @@ __all__ = [
     "HajekBatch",
     "Interval",
     "cluster_bootstrap",
+    "f1_cluster_bootstrap",
     "hajek_ratio",
     "hajek_ratio_batch",
     "hajek_wilson",
