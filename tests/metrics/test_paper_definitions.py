@@ -1,6 +1,7 @@
-"""Liu, Zhang & Liang (2023) on their own data, through `citeaudit import liu` and
-`citeaudit run`: the metrics named after the paper equal the paper's definitions, computed
-here from the raw JSON (not from our tables), per engine and pooled over all engines."""
+"""Papers' own numbers on their own data, through `citeaudit import` and `citeaudit run`: the
+metrics named after Liu, Zhang & Liang (2023) and ExpertQA (Malaviya et al. 2024) equal the
+papers' definitions, computed here from the raw files (not from our tables), per engine and
+pooled over all engines."""
 
 from __future__ import annotations
 
@@ -26,18 +27,25 @@ def liu_file(corpora: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def liu_rows(liu_file: Path, tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
-    raw = tmp_path_factory.mktemp("liu-raw")
-    assert cli.main(["import", "liu", str(liu_file), "--out", str(raw)]) == 0
-    derived = tmp_path_factory.mktemp("liu-derived")
+def import_and_run(dataset: str, path: Path, date: str,
+                   tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """`citeaudit import <dataset>` then `citeaudit run` (offline); the metrics rows."""
+    raw = tmp_path_factory.mktemp(f"{dataset}-raw")
+    assert cli.main(["import", dataset, str(path), "--out", str(raw)]) == 0
+    derived = tmp_path_factory.mktemp(f"{dataset}-derived")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(tmp_path_factory.mktemp("home")))
+        # a test never leaves the machine: the registries answer from the (empty) cache only
         mp.setenv("CITEAUDIT_CROSSREF_URL", "offline")
         mp.setenv("CITEAUDIT_OPENALEX_URL", "offline")
         assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0
-    path = derived / "metrics" / f"observation_date={LIU_DATE}" / "codebook=v1" / "data.parquet"
-    return pq.read_table(path).to_pylist()
+    out = derived / "metrics" / f"observation_date={date}" / "codebook=v1" / "data.parquet"
+    return pq.read_table(out).to_pylist()
+
+
+@pytest.fixture(scope="module")
+def liu_rows(liu_file: Path, tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    return import_and_run("liu", liu_file, LIU_DATE, tmp_path_factory)
 
 
 def paper_counts(path: Path) -> dict[str, dict[str, int]]:
@@ -123,3 +131,27 @@ def test_liu_metrics_compute_the_papers_definitions(liu_file: Path, liu_rows: li
                  ["estimate"], 1) == 51.6
     assert round(100 * overall_or_engine(liu_rows, "liu_citation_recall", "all")
                  ["estimate"], 1) == 44.0
+
+
+def test_expertqa_attribution_is_the_share_of_complete_claims(
+        corpora: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """ExpertQA's attribution figure: claims labelled Complete among claims labelled
+    Complete, Partial, Incomplete or Missing, per system; N/A is counted beside."""
+    path = corpora / "annotations" / "expertqa" / "domain_val.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for line in path.read_text(encoding="utf-8").splitlines():
+        for system, answer in json.loads(line)["answers"].items():
+            for claim in answer["claims"]:
+                for key in (system, "all"):
+                    counts[key][claim.get("support")] += 1
+    rows = import_and_run("expertqa", path, "2023-06-01", tmp_path_factory)
+    for system, c in counts.items():
+        complete = c["Complete"]
+        labelled = complete + c["Partial"] + c["Incomplete"] + c["Missing"]
+        r = overall_or_engine(rows, "expertqa_attribution", system)
+        assert (r["numerator"], r["denominator"], r["unresolved"]) == (
+            complete, labelled, c["N/A"]), system
+        assert r["estimate"] == pytest.approx(complete / labelled, abs=1e-12)
+        assert r["ci_low"] <= r["estimate"] <= r["ci_high"]
