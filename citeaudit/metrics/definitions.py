@@ -283,6 +283,16 @@ METRICS: tuple[MetricDef, ...] = (
 
 BY_NAME: dict[str, MetricDef] = {m.name: m for m in METRICS}
 
+# Whose definition a metric follows (MetricDef.definition), in words.
+DEFINITIONS: dict[str, str] = {
+    "project": "ours, fail-closed: unresolved units are set aside and counted beside the rate",
+    "liu2023": "Liu, Zhang & Liang (2023), Evaluating Verifiability in Generative Search "
+    "Engines, §2.3-2.4, computed as the paper does (unresolved judgments count as not "
+    "supporting), pooled over the row's answers",
+    "expertqa": "ExpertQA (Malaviya et al. 2024): the share of claims whose expert label is "
+    "Complete among labelled claims, on the source's own labels",
+}
+
 # The interval methods, in words, for the report's definitions section.
 METHODS: dict[str, str] = {
     "wilson": "Wilson score interval on the unweighted counts (statsmodels); used for "
