@@ -8,9 +8,10 @@ unresolved); DuckDB counts them per stratum and margin (``count_metric_strata.sq
 * unweighted metrics, and weighted rows whose units are one per query with one design
   weight: Wilson on the counts (the weighted and unweighted rates coincide);
 * other weighted rows: the Hájek ratio with weight 1/inclusion_prob and a Wilson interval on
-  its design-based effective sample size p(1-p)/se², se from the linearized variance with
-  queries as ultimate clusters (the citations, claims and engines' answers of one query move
-  together); coverage checked by simulation (tests/test_stats_coverage.py);
+  Kish's effective sample size over the design effect of clustering by query (the citations,
+  claims and engines' answers of one query move together), one design effect per metric
+  estimated over all its units, so a row's effective size never depends on its own k;
+  coverage checked by simulation (tests/stats/test_stats_coverage.py);
   beside it, for rows that span several domains, a percentile cluster bootstrap by domain
   (fixed seed) as a sensitivity interval: how much the rate moves when whole domains do;
 * means (tokens per served answer): the mean with a t interval;
@@ -41,6 +42,7 @@ from citeaudit.metrics.definitions import METRICS, MetricDef
 from citeaudit.stats import (
     Interval,
     cluster_bootstrap,
+    cluster_design_effect,
     f1_cluster_bootstrap,
     hajek_ratio,
     hajek_wilson,
@@ -149,7 +151,8 @@ def _resolved_units(df: pd.DataFrame) -> _Units:
     )
 
 
-def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None
+def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None,
+              design_effect: float | None = None
               ) -> tuple[Interval, str, str | None, int | None]:
     """(interval, weighting, cluster_by, n_clusters) for one counts row."""
     den = int(row["denominator"])
@@ -163,8 +166,27 @@ def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None
     if equal and int(row["n_queries"]) == den:
         return wilson(num, den), "inverse_inclusion_prob (equal in row)", None, None
     assert group is not None
-    iv = hajek_wilson(group.y, group.w, clusters=group.query)
+    iv = hajek_wilson(group.y, group.w, clusters=group.query, design_effect=design_effect)
     return iv, "inverse_inclusion_prob", "query", int(row["n_queries"])
+
+
+def _design_effects(arrays: _Units, overall: dict) -> dict[str, float]:
+    """{metric: design effect of clustering by query}, estimated once over all the resolved
+    units of each weighted rate and applied to every row of it (a generalized design effect):
+    a row's own few failures say little about how outcomes cluster, and one design effect per
+    metric keeps each row's effective size fixed by its design, whatever its k."""
+    out = {}
+    for m in METRICS:
+        if not m.weighted or m.kind != "rate":
+            continue
+        idx = overall.get(m.name)
+        if idx is None:
+            idx = overall.get((m.name,))
+        if idx is None or len(idx) == 0:
+            continue
+        g = arrays.take(idx)
+        out[m.name] = cluster_design_effect(g.y, g.w, g.query)
+    return out
 
 
 def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: _Units | None,
@@ -282,6 +304,7 @@ def compute(
         for level, keys in _GROUP_KEYS.items()
     }
     by_name = {m.name: m for m in METRICS}
+    deffs = _design_effects(arrays, groups["overall"])
     rows: list[dict[str, Any]] = []
     for row in counts:
         m = by_name[row["metric"]]
@@ -305,7 +328,7 @@ def compute(
         if idx is None and len(key) == 1:
             idx = groups[level].get(key[0])
         group = arrays.take(idx) if idx is not None else None
-        iv, weighting, cluster_by, n_clusters = _interval(m, row, group)
+        iv, weighting, cluster_by, n_clusters = _interval(m, row, group, deffs.get(m.name))
         boot = _domain_bootstrap(m, row, group, reps, seed)
         status, notes = _status(iv)
         if boot is not None:

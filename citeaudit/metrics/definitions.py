@@ -299,15 +299,17 @@ METHODS: dict[str, str] = {
     "unweighted metrics and for rows whose units are one per query with one design weight, "
     "where the weighted and unweighted rates coincide. Coverage checked by simulation.",
     "hajek_wilson": "Design-weighted (Hájek) rate, weight 1/inclusion_prob of the answer, with "
-    "a Wilson interval on Kish's effective sample size over the queries' weight totals "
-    "(sum W)²/sum W²: a query's citations, claims and answers from several engines move "
-    "together, so a query counts as one draw, and unequal weights count less. The effective "
-    "size depends on the design only, never on the outcomes, so the interval rises with "
-    "every success and 0% or 100% get the same effective size as their neighbours. It is "
-    "conservative when outcomes vary within a query; coverage checked by simulation on "
-    "clustered unequal-probability samples (2,000 each, at or above 95%, also for rare "
-    "events where a symmetric interval under-covers). A row with one query has no interval "
-    "(status no_interval): its variance cannot be estimated.",
+    "a Wilson interval on an effective sample size fixed by the design: Kish's (sum w)²/sum w² "
+    "over the row's units (the loss from unequal weights) divided by the design effect of "
+    "clustering by query (a query's citations, claims and answers from several engines move "
+    "together), kept between Kish's size over the queries and over the units. The design "
+    "effect is estimated once per metric over all its units (clustered over unclustered "
+    "linearized variance, at least 1) and applied to every row. So a row's interval rises "
+    "with every success and 0% or 100% get the same effective size as 1 failure or 1 "
+    "success. Coverage checked by simulation on clustered unequal-probability samples "
+    "(2,000 each: 95-98%, also for rare events where a symmetric interval under-covers). A "
+    "row with one query has no interval (status no_interval): its variance cannot be "
+    "estimated.",
     "f1_cluster_bootstrap": "F1 of the pooled precision and recall; its interval is a "
     "percentile bootstrap resampling whole queries (both components move together; "
     "2,000 replicates, fixed seed). One query: no interval.",
