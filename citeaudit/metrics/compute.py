@@ -207,17 +207,17 @@ def _status(iv: Interval) -> tuple[str, list[str]]:
     return "ok", list(iv.notes)
 
 
-def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], df: pd.DataFrame,
+def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], arrays: _Units,
              groups: dict[str, dict], reps: int, seed: int) -> list[dict[str, Any]]:
-    """One F1 row per row that both components computed (same level and stratum)."""
+    """One F1 row per overall, engine and domain row that both components computed (the paper
+    reports engines and the pool; full strata are left to the components, whose bootstrap by
+    query per stratum would cost more than it tells)."""
     prec_name, rec_name = m.components
     by_key = {(r["metric"], r["level"], r["engine"], r["domain"], r["risk_band"]): r
               for r in rows}
-    ip = df["inclusion_prob"].to_numpy(dtype=np.float64, na_value=np.nan)
-    w = np.where(np.isnan(ip), np.nan, 1.0 / ip)
     out = []
     for r in rows:
-        if r["metric"] != prec_name or r.get("estimate") is None:
+        if r["metric"] != prec_name or r.get("estimate") is None or r["level"] == "stratum":
             continue
         key = (r["level"], r["engine"], r["domain"], r["risk_band"])
         rec = by_key.get((rec_name, *key))
@@ -230,8 +230,8 @@ def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], df: pd.DataFrame,
             idx = groups[r["level"]].get(gkey)
             if idx is None:
                 idx = groups[r["level"]][gkey[0]]
-            sides.append((df["y"].to_numpy()[idx], w[idx],
-                          df["query_id"].astype(str).to_numpy()[idx]))
+            g = arrays.take(idx)
+            sides.append((g.y, g.w, g.query))
         iv = f1_cluster_bootstrap(sides[0], sides[1], reps=reps, seed=seed)
         status, notes = _status(iv)
         notes.insert(0 if status == "ok" else 1,
@@ -344,7 +344,7 @@ def compute(
         rows.append(out)
     for m in METRICS:
         if m.kind == "f1" and m.name not in missing:
-            rows += _f1_rows(m, rows, df, groups, reps, seed)
+            rows += _f1_rows(m, rows, arrays, groups, reps, seed)
     rows += _no_unit_rows({r["metric"] for r in rows}, missing)
     rows += _missing_rows(missing, date, version)
     order = {m.name: i for i, m in enumerate(METRICS)}

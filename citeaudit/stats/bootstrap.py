@@ -94,8 +94,7 @@ def f1_cluster_bootstrap(
     if yp.size == 0 or yr.size == 0:
         return Interval(None, None, None, n, "f1_cluster_bootstrap", None, alpha, None,
                         ("no units on one side: no F1",))
-    labels = np.concatenate([np.asarray(precision[2]).astype(str),
-                             np.asarray(recall[2]).astype(str)])
+    labels = np.concatenate([np.asarray(precision[2]), np.asarray(recall[2])])
     codes = _label_codes(labels, labels.size)
     cp, cr = codes[: yp.size], codes[yp.size :]
     g = int(codes.max()) + 1
