@@ -161,3 +161,23 @@ def test_report_shows_what_it_hides(built) -> None:
     assert 'href="#def-liu_citation_precision"' in html and "Citation F1 (Liu et al. 2023)" in html
     assert "Rows count claim-citation pairs" in html
     assert "Definition:</strong> Liu, Zhang &amp; Liang (2023)" in html
+
+
+def test_run_summary_says_which_support_items_are_pairs_and_which_statements(demo_run) -> None:
+    """The summary's support split: claim-citation pairs and statements judged as a whole,
+    counted here from the support_labels parquet files, per codebook."""
+    import duckdb
+    from rich.console import Console
+
+    from citeaudit.report.summary import _render_support_levels
+
+    console = Console(record=True, width=160)
+    rows = _render_support_levels(demo_run.derived, console)
+    glob = str(demo_run.derived / "support_labels" / "*" / "*" / "data.parquet")
+    expect = duckdb.sql(
+        f"SELECT codebook, citation_id IS NOT NULL AS pair, count(*) FROM read_parquet("
+        f"'{glob}', hive_partitioning = true) GROUP BY ALL").fetchall()
+    got = {(r["codebook"], r["judged"] == "claim-citation pairs"): r["items"] for r in rows}
+    assert got == {(c, p): n for c, p, n in expect}
+    text = console.export_text()
+    assert "claim-citation pairs" in text and "pairs vs statements" in text
