@@ -7,7 +7,7 @@ import pyarrow.compute as pc
 from assets._metadata import table_metadata
 from citeaudit import codebook, parquet_io
 from citeaudit.layout import codebook_versions
-from citeaudit.support import adjudication, agreement, judgments
+from citeaudit.support import adjudication, agreement, evidence, judgments
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
 
@@ -118,3 +118,33 @@ def annotation_agreement(context: dg.AssetExecutionContext,
              if r["stratum"] == "overall" and r["statistic"] == "krippendorff_alpha"]
     return dg.MaterializeResult(metadata=table_metadata(
         table, path, alpha_overall=str(alpha[0] if alpha else None)))
+
+
+@dg.asset(
+    group_name="support",
+    partitions_def=date_codebook,
+    deps=[_daily("claims"), _daily("citations"), _daily("answers"), "citation_captures",
+          "payload_texts"],
+    description="Grader rows (never gold): per claim, citation and atom, the best passage of "
+                "the archived page (BM25, offsets), coverage, hard-mismatch flags and a signal "
+                "(evidence_located, weak_evidence, mismatch_flagged, no_evidence_in_page, "
+                "page_unavailable).",
+)
+def support_evidence(context: dg.AssetExecutionContext,
+                     paths: PathsResource) -> dg.MaterializeResult:
+    """Locate each atom of each cited claim in its aligned page (thresholds: the codebook)."""
+    part = judged_partition(context.partition_key)
+    day = {"observation_date": part["observation_date"]}
+    book = codebook.load_version(paths.raw, part["codebook"])
+    table = evidence.support_evidence(
+        parquet_io.read_partition(paths.derived, "claims", day),
+        parquet_io.read_partition(paths.derived, "citations", day),
+        parquet_io.read_partition(paths.derived, "answers", day),
+        parquet_io.read_partition(paths.derived, "citation_captures", part),
+        parquet_io.read_partition(paths.derived, "payload_texts", part),
+        book,
+    )
+    path = parquet_io.write_partition(table, paths.derived, "support_evidence", part)
+    return dg.MaterializeResult(metadata=table_metadata(
+        table, path, signals=_counts(table, "signal"),
+        grader=f"{evidence.GRADER} {evidence.GRADER_VERSION}"))
