@@ -10,6 +10,7 @@ citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckd
 citeaudit conformance --out DIR               run the seed 000 source-risk conformance suite
 citeaudit ui                                  the Dagster UI on the local instance
 citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
+citeaudit validate-grader expertqa PATH       the evidence locator against expert labels
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     from citeaudit.imports.cli import register_cli as register_import
 
     register_import(sub)
+    from citeaudit.support.cli import register_cli as register_support
+
+    register_support(sub)
 
     summ = sub.add_parser("summary", help="print the summary of what is in --derived")
     summ.add_argument(

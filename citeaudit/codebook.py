@@ -101,9 +101,9 @@ class Evidence:
     top_k: int = 3
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
-    located_coverage: float = 0.5
-    no_evidence_coverage: float = 0.2
-    flag_names: bool = True
+    located_coverage: float = 0.2
+    no_evidence_coverage: float = 0.1
+    flag_names: bool = False
 
 
 @dataclass(frozen=True)

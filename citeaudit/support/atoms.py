@@ -43,7 +43,7 @@ affects affect depends depend involves involve occurs occur exists exist rose ri
 fall falls grew grow grows runs run ran works work needs need seems seem appears appear creates
 create supports support explains explain describes describe reported reports report estimated
 estimates produces produce consists consist
-""".split())
+""".split())  # noqa: SIM905
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 
 ATOM_SCHEMA = pa.schema([
@@ -63,10 +63,16 @@ class Atom:
     match_text: str
 
 
+SUBJECTS = frozenset({"it", "he", "she", "this", "that", "which", "who", "one"})
+
+
 def _has_verb(text: str) -> bool:
-    for w in _WORD.findall(text):
-        low = w.lower().replace("’", "'")
+    """A known verb, a past form (-ed), or an -s form right after a subject pronoun."""
+    words = [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+    for i, low in enumerate(words):
         if low in VERB_WORDS or (len(low) > 4 and low.endswith("ed")):
+            return True
+        if i and words[i - 1] in SUBJECTS and len(low) > 3 and low.endswith("s"):
             return True
     return False
 

@@ -42,7 +42,7 @@ should so some such than that the their theirs them themselves then there these 
 through to too under until up very was we were what when where which while who whom why will with
 would you your yours yourself yourselves however thus therefore may might must shall one ones
 many much well often usually generally also like including include includes such via per
-""".split()) - {"no", "not", "nor"}))
+""".split()) - {"no", "not", "nor"}))  # noqa: SIM905
 
 
 def _params(book: Codebook) -> dict:

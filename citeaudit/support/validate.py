@@ -127,3 +127,149 @@ def claim_scores(items: Items, book: Codebook) -> list[dict]:
         m = items.meta[r["citation_id"]]
         out.append({**m, **r})
     return out
+
+
+def auc(positive: np.ndarray, negative: np.ndarray) -> float:
+    """Mann-Whitney AUC: P(score of a positive > a negative), ties counted one half."""
+    if len(positive) == 0 or len(negative) == 0:
+        return float("nan")
+    ranks = rankdata(np.concatenate([positive, negative]))
+    n1 = len(positive)
+    return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * len(negative)))
+
+
+def balanced_accuracy(truth: np.ndarray, predicted: np.ndarray) -> float:
+    """Mean of the recall of the positives and the recall of the negatives."""
+    if truth.all() or not truth.any():
+        return float("nan")
+    return float((predicted[truth].mean() + (~predicted[~truth]).mean()) / 2)
+
+
+def pass_threshold(scores: np.ndarray, target: float = PASS_TARGET) -> float:
+    """The highest cut t with at least ``target`` of ``scores`` at or above it."""
+    s = np.sort(scores)
+    return float(s[int(np.floor((1 - target) * len(s)))]) if len(s) else float("nan")
+
+
+def _boot(rows: list[dict], stat, replicates: int = REPLICATES) -> tuple[float, float, float]:
+    """(estimate, low, high): the statistic and its 95% percentile bootstrap over questions."""
+    questions = sorted({r["question"] for r in rows})
+    index: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        index.setdefault(r["question"], []).append(i)
+    point = stat(rows)
+    rng = np.random.default_rng(SEED)
+    values = []
+    for _ in range(replicates):
+        picks = rng.integers(0, len(questions), len(questions))
+        sample = [rows[i] for q in picks for i in index[questions[q]]]
+        values.append(stat(sample))
+    values = np.array(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if len(values) == 0 or np.isnan(point):
+        return point, float("nan"), float("nan")
+    return point, float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
+
+
+def _col(rows: list[dict], key: str, kind: str | None = None) -> np.ndarray:
+    return np.array([r[key] for r in rows if kind is None or r["kind"] == kind], dtype=float)
+
+
+def decorative(rows: list[dict], baseline_cut: float) -> dict[str, tuple]:
+    """Held-out decorative-citation figures for one group of (true Complete + swapped) rows."""
+    def flagged(rs):
+        s = [r for r in rs if r["kind"] == "swapped"]
+        return float(np.mean([r["flagged"] for r in s])) if s else float("nan")
+
+    def passed(rs):
+        t = [r for r in rs if r["kind"] == "true"]
+        return float(np.mean([not r["flagged"] for r in t])) if t else float("nan")
+
+    def base_flagged(rs):
+        s = _col(rs, "plain_coverage", "swapped")
+        return float(np.mean(s < baseline_cut)) if len(s) else float("nan")
+
+    def auc_of(key):
+        return lambda rs: auc(_col(rs, key, "true"), _col(rs, key, "swapped"))
+
+    return {
+        "swapped_flagged": _boot(rows, flagged),
+        "true_passed": _boot(rows, passed),
+        "auc_locator": _boot(rows, auc_of("score")),
+        "auc_coverage": _boot(rows, auc_of("plain_coverage")),
+        "baseline_swapped_flagged": _boot(rows, base_flagged),
+        "n_true": (sum(r["kind"] == "true" for r in rows),),
+        "n_swapped": (sum(r["kind"] == "swapped" for r in rows),),
+    }
+
+
+def expert(rows: list[dict], length_cut: float) -> dict[str, tuple]:
+    """Held-out Complete-vs-rest figures for one group of true pairs with evidence."""
+    def truth(rs):
+        return np.array([r["label"] == "Complete" for r in rs], dtype=bool)
+
+    def ba(pred):
+        return lambda rs: balanced_accuracy(truth(rs), pred(rs))
+
+    def auc_of(key):
+        def f(rs):
+            t = truth(rs)
+            v = np.array([r[key] for r in rs], dtype=float)
+            return auc(v[t], v[~t])
+        return f
+
+    def diff(rs):
+        return auc_of("score")(rs) - auc_of("length")(rs)
+
+    return {
+        "ba_locator": _boot(rows, ba(lambda rs: np.array([r["located"] for r in rs]))),
+        "ba_all_located": _boot(rows, ba(lambda rs: np.ones(len(rs), bool))),
+        "ba_length": _boot(rows, ba(lambda rs: np.array([r["length"] >= length_cut
+                                                         for r in rs]))),
+        "auc_locator": _boot(rows, auc_of("score")),
+        "auc_coverage": _boot(rows, auc_of("plain_coverage")),
+        "auc_length": _boot(rows, auc_of("length")),
+        "auc_locator_minus_length": _boot(rows, diff),
+        "n": (len(rows),),
+        "n_complete": (int(truth(rows).sum()),),
+    }
+
+
+def report(path: Path, book: Codebook) -> dict:
+    """Calibration settings and held-out tables (overall and per system) for one file."""
+    items = load(path)
+    rows = claim_scores(items, book)
+    cal = [r for r in rows if r["half"] == "calibration"]
+    dec_cal = [r for r in cal if r["kind"] == "true" and r["label"] == "Complete"
+               and not r["unavailable"]]
+    cal_cut = pass_threshold(_col(dec_cal, "score"))
+    base_cut = pass_threshold(_col(dec_cal, "plain_coverage"))
+    exp_cal = [r for r in cal if r["kind"] == "true" and not r["unavailable"]
+               and r["label"] not in (None, "N/A")]
+    lengths = sorted({r["length"] for r in exp_cal})
+    length_cut = max(lengths, key=lambda c: balanced_accuracy(
+        np.array([r["label"] == "Complete" for r in exp_cal]),
+        np.array([r["length"] >= c for r in exp_cal]))) if lengths else float("nan")
+    held = [r for r in rows if r["half"] == "held_out"]
+    dec = [r for r in held if not r["unavailable"] and (
+        r["kind"] == "swapped" or r["label"] == "Complete")]
+    exp = [r for r in held if r["kind"] == "true" and not r["unavailable"]
+           and r["label"] not in (None, "N/A")]
+    systems = sorted({r["system"] for r in held if not r["unavailable"]})
+    return {
+        "file": str(path),
+        "codebook": book.version,
+        "grader": f"{evidence.GRADER} {evidence.GRADER_VERSION}+{book.atomization.version}",
+        "thresholds": {"located_coverage": book.evidence.located_coverage,
+                       "no_evidence_coverage": book.evidence.no_evidence_coverage,
+                       "calibration_score_cut_for_90pct_pass": cal_cut,
+                       "baseline_coverage_cut": base_cut, "length_cut": length_cut},
+        "questions": {"calibration": len({r["question"] for r in cal}),
+                      "held_out": len({r["question"] for r in held})},
+        "decorative": {"overall": decorative(dec, base_cut),
+                       **{s: decorative([r for r in dec if r["system"] == s], base_cut)
+                          for s in systems}},
+        "expert": {"overall": expert(exp, length_cut),
+                   **{s: expert([r for r in exp if r["system"] == s], length_cut)
+                      for s in systems}},
+    }
