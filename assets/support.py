@@ -73,9 +73,11 @@ def support_judgments(context: dg.AssetExecutionContext, paths: PathsResource):
                         "(tie = unresolved), aggregated over atoms (seed 002 §4.3), votes kept.",
         ),
         dg.AssetSpec(
-            "review_queue", group_name="support", deps=["support_judgments", _daily("answers")],
+            "review_queue", group_name="support",
+            deps=["support_judgments", _daily("answers"), "support_evidence"],
             description="Partial, tied, unresolved and grader-only items, every item of a "
-                        "high-risk domain, and a seeded sample of fully supported ones.",
+                        "high-risk domain, and a seeded sample of fully supported ones, "
+                        "ordered by the evidence locator's signal, passage words marked.",
         ),
     ],
     partitions_def=date_codebook,
@@ -88,7 +90,8 @@ def support_labels(context: dg.AssetExecutionContext, paths: PathsResource):
     answers = parquet_io.read_partition(paths.derived, "answers",
                                         {"observation_date": part["observation_date"]})
     labels = adjudication.labels(judged, answers, book)
-    queue = adjudication.review_queue(labels)
+    queue = adjudication.review_queue(
+        labels, parquet_io.read_optional(paths.derived, "support_evidence", part))
     extra = {
         "support_labels": {"labels": _counts(labels, "label")},
         "review_queue": {"reasons": _counts(queue, "reason")},

@@ -11,6 +11,7 @@ citeaudit conformance --out DIR               run the seed 000 source-risk confo
 citeaudit ui                                  the Dagster UI on the local instance
 citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
 citeaudit validate-grader expertqa PATH       the evidence locator against expert labels
+citeaudit review export|import                Label Studio tasks out, its JSON export in
 """
 
 from __future__ import annotations

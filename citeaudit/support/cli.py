@@ -60,8 +60,66 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from citeaudit import parquet_io
+    from citeaudit.support import review
+
+    raw, derived = Path(args.raw), Path(args.derived)
+    try:
+        book = codebook.load_version(raw, args.codebook)
+        claims = parquet_io.read_partition(derived, "claims", {"observation_date": args.date})
+        tasks = review.export_tasks(derived, args.date, book, dict(zip(
+            claims.column("claim_id").to_pylist(), claims.column("text").to_pylist(),
+            strict=True)))
+    except (codebook.CodebookError, FileNotFoundError) as exc:
+        print(f"error: {exc}")
+        return 2
+    out = Path(args.out)
+    review.write_atomic(out, json.dumps(tasks, ensure_ascii=False, indent=1) + "\n")
+    config = out.with_name(out.stem + ".label_config.xml")
+    review.write_atomic(config, review.label_config(book))
+    print(f"{len(tasks)} tasks -> {out} (labeling config: {config})")
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from citeaudit.support import review
+
+    try:
+        summary = review.import_export(Path(args.export), Path(args.raw))
+    except review.ExportError as exc:
+        print(f"error: {args.export}: rejected, nothing written:")
+        for reason in exc.reasons:
+            print(f"  {reason}")
+        return 2
+    except OSError as exc:
+        print(f"error: {exc}")
+        return 2
+    print(f"{summary['rows']} annotation rows from {summary['tasks']} tasks -> "
+          f"{summary['file']} ({summary['cancelled']} cancelled annotations not imported)")
+    return 0
+
+
 def register_cli(sub: argparse._SubParsersAction) -> None:
-    """Add ``validate-grader`` to the ``citeaudit`` command line."""
+    """Add ``validate-grader`` and ``review export|import`` to the ``citeaudit`` command line."""
+    rv = sub.add_parser("review", help="Label Studio round trip: export the review queue as "
+                                       "tasks, import a Label Studio JSON export")
+    rsub = rv.add_subparsers(dest="review_command", required=True, metavar="ACTION")
+    ex = rsub.add_parser("export", help="write the review queue of a date × codebook as Label "
+                                        "Studio tasks (and a labeling config beside them)")
+    ex.add_argument("--date", required=True, help="observation date YYYY-MM-DD")
+    ex.add_argument("--codebook", required=True, help="codebook version (e.g. v1)")
+    ex.add_argument("--out", required=True, help="tasks JSON file to write")
+    ex.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
+    ex.add_argument("--derived", default="data/derived",
+                    help="derived folder (default: data/derived)")
+    ex.set_defaults(func=_cmd_export)
+    im = rsub.add_parser("import", help="turn a Label Studio JSON export into "
+                                        "annotations/support/label-studio-<digest>.csv")
+    im.add_argument("export", help="Label Studio JSON export file")
+    im.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
+    im.set_defaults(func=_cmd_import)
+
     p = sub.add_parser(
         "validate-grader",
         help="measure the evidence locator against expert labels (held-out half)",

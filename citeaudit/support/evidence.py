@@ -77,6 +77,25 @@ def locate(pairs: pa.Table, claims: pa.Table, texts: pa.Table, book: Codebook,
     return duck.query(con, "support/select_support_evidence", params)
 
 
+def empty_evidence() -> pa.Table:
+    """A support_evidence table with no rows (for a consumer whose input is absent)."""
+    con = duck.connect()
+    empty = pa.table({"claim_id": pa.array([], pa.string()), "text": pa.array([], pa.string())})
+    pairs = pa.table({n: pa.array([], t) for n, t in (
+        ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
+        ("url", pa.string()), ("capture_time", pa.timestamp("us", tz="UTC")),
+        ("payload_sha256", pa.string()), ("unavailable_reason", pa.string()),
+        ("engine", pa.string()), ("domain", pa.string()))})
+    texts = pa.table({"payload_sha256": pa.array([], pa.string()),
+                      "text": pa.array([], pa.string())})
+    from citeaudit.codebook import validate
+
+    book = validate({"version": "empty", "label_maps": {"s": {"x": "unresolved"}},
+                     "source_roles": {}, "priority_weights": {"w": 1.0},
+                     "policy": {"contextualize_above": 0.5}}, "(defaults)")
+    return locate(pairs, empty, texts, book, con)
+
+
 def support_evidence(claims: pa.Table, citations: pa.Table, answers: pa.Table,
                      aligned: pa.Table, texts: pa.Table, book: Codebook) -> pa.Table:
     """The ``support_evidence`` table of one date × codebook partition."""

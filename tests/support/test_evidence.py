@@ -122,3 +122,19 @@ def test_validate_grader_expertqa(corpora, capsys):
     out = capsys.readouterr().out
     assert "held-out" in out and "| overall |" in out
     assert "Decorative citations" in out and "Expert labels" in out
+
+
+def test_planted_evidence_pairs_get_their_signals(demo_run):
+    cases = demo_run.truth["evidence_cases"]
+    assert {c["case"] for c in cases} >= {"verbatim", "paraphrase", "number_changed",
+                                          "qualification_dropped", "negated",
+                                          "never_mentioned", "not_captured"}
+    files = sorted(demo_run.derived.glob("support_evidence/*/codebook=v1/data.parquet"))
+    table = pa.concat_tables(pq.read_table(f) for f in files)
+    got = {(r["citation_id"]): r for r in table.to_pylist()
+           if r["citation_id"].startswith("cit-ev-")}
+    assert {c["citation_id"]: got[c["citation_id"]]["signal"] for c in cases} == \
+        {c["citation_id"]: c["signal"] for c in cases}
+    number = got["cit-ev-number_changed"]
+    assert number["mismatch_terms"] == ["number:48000"]
+    assert "31,000" in number["passage_text"] and number["capture_time"] is not None
