@@ -105,9 +105,10 @@ def support_labels(context: dg.AssetExecutionContext, paths: PathsResource):
 @dg.asset(
     group_name="support",
     partitions_def=date_codebook,
-    deps=["support_judgments", "support_labels"],
+    deps=["support_judgments", "support_labels", "support_evidence"],
     description="Krippendorff's alpha, pairwise Cohen's kappa (human annotators) and grader vs "
-                "adjudicated-human confusion counts, overall and per engine and domain.",
+                "adjudicated-human confusion counts (the evidence locator's signals "
+                "included), overall and per engine and domain.",
 )
 def annotation_agreement(context: dg.AssetExecutionContext,
                          paths: PathsResource) -> dg.MaterializeResult:
@@ -115,7 +116,8 @@ def annotation_agreement(context: dg.AssetExecutionContext,
     part = judged_partition(context.partition_key)
     judged = parquet_io.read_partition(paths.derived, "support_judgments", part)
     labels = parquet_io.read_partition(paths.derived, "support_labels", part)
-    table = agreement.agreement(judged, labels)
+    table = agreement.agreement(
+        judged, labels, parquet_io.read_optional(paths.derived, "support_evidence", part))
     path = parquet_io.write_partition(table, paths.derived, "annotation_agreement", part)
     alpha = [r["value"] for r in table.to_pylist()
              if r["stratum"] == "overall" and r["statistic"] == "krippendorff_alpha"]

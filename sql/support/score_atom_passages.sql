@@ -36,7 +36,7 @@ page_terms AS (
     FROM hits GROUP BY ALL
 ),
 scored AS (
-    SELECT claim_id, atom_index, payload_sha256, passage_no, sum(w) AS bm25,
+    SELECT claim_id, atom_index, payload_sha256, passage_no, sum(w ORDER BY term) AS bm25,
         list(DISTINCT term ORDER BY term) AS matched_terms
     FROM hits GROUP BY ALL
 ),

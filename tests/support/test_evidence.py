@@ -138,3 +138,18 @@ def test_planted_evidence_pairs_get_their_signals(demo_run):
     number = got["cit-ev-number_changed"]
     assert number["mismatch_terms"] == ["number:48000"]
     assert "31,000" in number["passage_text"] and number["capture_time"] is not None
+
+
+def test_evidence_grader_confusion_in_agreement(demo_run):
+    files = sorted(demo_run.derived.glob("annotation_agreement/*/codebook=v1/data.parquet"))
+    rows = [r for f in files for r in pq.read_table(f).to_pylist()
+            if r["statistic"] == "evidence_confusion"]
+    assert rows, "no evidence_confusion rows in annotation_agreement"
+    assert {r["annotator_a"] for r in rows} == {evidence.GRADER}
+    assert {r["label_a"] for r in rows} <= set(evidence.SIGNALS)
+    assert {r["stratum"] for r in rows} >= {"overall"}
+    assert any(r["stratum"].startswith("engine=") for r in rows)
+    # the grader's rows never become gold: support_labels' basis stays human/grader_only
+    labels = pa.concat_tables(pq.read_table(f) for f in sorted(
+        demo_run.derived.glob("support_labels/*/codebook=v1/data.parquet")))
+    assert set(labels.column("basis").to_pylist()) <= {"human", "grader_only"}
