@@ -39,7 +39,7 @@ t = time.perf_counter()
 table = evidence.support_evidence(*inputs, aligned, texts, book)
 secs = time.perf_counter() - t
 con = duck.connect(); con.register("e", table); con.register("t", texts)
-pairs = con.sql("SELECT count(*) FROM e WHERE payload_sha256 IS NOT NULL").fetchone()[0]
+pairs = con.sql("SELECT count(*) FROM e WHERE payload_sha256 IS NOT NULL").fetchall()[0][0]
 print(json.dumps({"seconds": secs, "rows": table.num_rows, "located_rows": pairs,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
@@ -99,7 +99,7 @@ def _scored_pairs(raw: Path, derived: Path, date: str) -> int:
     return con.sql("""
         WITH n AS (SELECT payload_sha256, count(*) AS n FROM w GROUP BY ALL)
         SELECT coalesce(sum(n.n), 0)::BIGINT FROM a JOIN c USING (claim_id)
-        JOIN n USING (payload_sha256)""").fetchone()[0]
+        JOIN n USING (payload_sha256)""").fetchall()[0][0]
 
 
 if __name__ == "__main__":
