@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_scholarly.py
 	$(PY) benchmarks/bench_source_risk.py
 	$(PY) benchmarks/bench_nightly.py
+	$(PY) benchmarks/bench_evidence.py
 
 ## ui: the Dagster UI on the same instance (http://127.0.0.1:3000)
 ui: $(STAMP)

@@ -19,6 +19,7 @@ CATALOGUED = [
     "support_labels",
     "review_queue",
     "annotation_agreement",
+    "support_evidence",
     "citation_captures",
     "citation_existence",
     "payload_texts",

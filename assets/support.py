@@ -7,7 +7,7 @@ import pyarrow.compute as pc
 from assets._metadata import table_metadata
 from citeaudit import codebook, parquet_io
 from citeaudit.layout import codebook_versions
-from citeaudit.support import adjudication, agreement, judgments
+from citeaudit.support import adjudication, agreement, evidence, judgments
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
 
@@ -73,9 +73,11 @@ def support_judgments(context: dg.AssetExecutionContext, paths: PathsResource):
                         "(tie = unresolved), aggregated over atoms (seed 002 §4.3), votes kept.",
         ),
         dg.AssetSpec(
-            "review_queue", group_name="support", deps=["support_judgments", _daily("answers")],
+            "review_queue", group_name="support",
+            deps=["support_judgments", _daily("answers"), "support_evidence"],
             description="Partial, tied, unresolved and grader-only items, every item of a "
-                        "high-risk domain, and a seeded sample of fully supported ones.",
+                        "high-risk domain, and a seeded sample of fully supported ones, "
+                        "ordered by the evidence locator's signal, passage words marked.",
         ),
     ],
     partitions_def=date_codebook,
@@ -88,7 +90,8 @@ def support_labels(context: dg.AssetExecutionContext, paths: PathsResource):
     answers = parquet_io.read_partition(paths.derived, "answers",
                                         {"observation_date": part["observation_date"]})
     labels = adjudication.labels(judged, answers, book)
-    queue = adjudication.review_queue(labels)
+    queue = adjudication.review_queue(
+        labels, parquet_io.read_optional(paths.derived, "support_evidence", part))
     extra = {
         "support_labels": {"labels": _counts(labels, "label")},
         "review_queue": {"reasons": _counts(queue, "reason")},
@@ -102,9 +105,10 @@ def support_labels(context: dg.AssetExecutionContext, paths: PathsResource):
 @dg.asset(
     group_name="support",
     partitions_def=date_codebook,
-    deps=["support_judgments", "support_labels"],
+    deps=["support_judgments", "support_labels", "support_evidence"],
     description="Krippendorff's alpha, pairwise Cohen's kappa (human annotators) and grader vs "
-                "adjudicated-human confusion counts, overall and per engine and domain.",
+                "adjudicated-human confusion counts (the evidence locator's signals "
+                "included), overall and per engine and domain.",
 )
 def annotation_agreement(context: dg.AssetExecutionContext,
                          paths: PathsResource) -> dg.MaterializeResult:
@@ -112,9 +116,40 @@ def annotation_agreement(context: dg.AssetExecutionContext,
     part = judged_partition(context.partition_key)
     judged = parquet_io.read_partition(paths.derived, "support_judgments", part)
     labels = parquet_io.read_partition(paths.derived, "support_labels", part)
-    table = agreement.agreement(judged, labels)
+    table = agreement.agreement(
+        judged, labels, parquet_io.read_optional(paths.derived, "support_evidence", part))
     path = parquet_io.write_partition(table, paths.derived, "annotation_agreement", part)
     alpha = [r["value"] for r in table.to_pylist()
              if r["stratum"] == "overall" and r["statistic"] == "krippendorff_alpha"]
     return dg.MaterializeResult(metadata=table_metadata(
         table, path, alpha_overall=str(alpha[0] if alpha else None)))
+
+
+@dg.asset(
+    group_name="support",
+    partitions_def=date_codebook,
+    deps=[_daily("claims"), _daily("citations"), _daily("answers"), "citation_captures",
+          "payload_texts"],
+    description="Grader rows (never gold): per claim, citation and atom, the best passage of "
+                "the archived page (BM25, offsets), coverage, hard-mismatch flags and a signal "
+                "(evidence_located, weak_evidence, mismatch_flagged, no_evidence_in_page, "
+                "page_unavailable).",
+)
+def support_evidence(context: dg.AssetExecutionContext,
+                     paths: PathsResource) -> dg.MaterializeResult:
+    """Locate each atom of each cited claim in its aligned page (thresholds: the codebook)."""
+    part = judged_partition(context.partition_key)
+    day = {"observation_date": part["observation_date"]}
+    book = codebook.load_version(paths.raw, part["codebook"])
+    table = evidence.support_evidence(
+        parquet_io.read_partition(paths.derived, "claims", day),
+        parquet_io.read_partition(paths.derived, "citations", day),
+        parquet_io.read_partition(paths.derived, "answers", day),
+        parquet_io.read_partition(paths.derived, "citation_captures", part),
+        parquet_io.read_partition(paths.derived, "payload_texts", part),
+        book,
+    )
+    path = parquet_io.write_partition(table, paths.derived, "support_evidence", part)
+    return dg.MaterializeResult(metadata=table_metadata(
+        table, path, signals=_counts(table, "signal"),
+        grader=f"{evidence.GRADER} {evidence.GRADER_VERSION}"))

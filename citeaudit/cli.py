@@ -12,6 +12,8 @@ citeaudit ui                                  the Dagster UI on the local instan
 citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
 citeaudit import openai|gemini|anthropic|perplexity PATH... --out DIR   engine responses
 citeaudit collect --engine E --queries PANEL --out DIR   ask an engine a query panel
+citeaudit validate-grader expertqa PATH       the evidence locator against expert labels
+citeaudit review export|import                Label Studio tasks out, its JSON export in
 """
 
 from __future__ import annotations
@@ -95,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_import(sub)
     register_collect(sub)
+    from citeaudit.support.cli import register_cli as register_support
+
+    register_support(sub)
 
     summ = sub.add_parser("summary", help="print the summary of what is in --derived")
     summ.add_argument(

@@ -79,6 +79,34 @@ class Scholarly:
 
 
 @dataclass(frozen=True)
+class Atomization:
+    """Rules of the claim splitter (citeaudit.support.atoms), versioned with the codebook."""
+
+    version: str = "rules-1"
+    split_clauses: bool = True
+    coordinators: tuple[str, ...] = (", and", ", but", ";", ", while", ", whereas", ", or",
+                                     ", yet", ", so")
+    min_clause_words: int = 3
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Evidence locator settings and signal thresholds, frozen before validation.
+
+    The coverage thresholds were set on the calibration half of ExpertQA
+    (``citeaudit validate-grader expertqa``) and are reported on the held-out half.
+    """
+
+    window_sentences: int = 2
+    top_k: int = 3
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    located_coverage: float = 0.2
+    no_evidence_coverage: float = 0.1
+    flag_names: bool = False
+
+
+@dataclass(frozen=True)
 class Codebook:
     """One validated codebook version."""
 
@@ -94,6 +122,8 @@ class Codebook:
     review_sampling: ReviewSampling
     scholarly: Scholarly
     metrics: dict[str, str]
+    atomization: Atomization = Atomization()
+    evidence: Evidence = Evidence()
     path: str = ""
     support_schema: str = ""
     sha256: str = ""
@@ -112,7 +142,7 @@ class Codebook:
 TOP_KEYS = {
     "version", "description", "label_maps", "source_roles", "priority_weights", "policy",
     "high_risk_domains", "alignment_window", "tracking_params", "review_sampling", "scholarly",
-    "metrics", "support_schema",
+    "metrics", "support_schema", "atomization", "evidence",
 }
 REQUIRED_KEYS = ("version", "label_maps", "source_roles", "priority_weights", "policy")
 
@@ -192,6 +222,52 @@ def _weights(doc: dict, path: str) -> dict[str, float]:
     return weights
 
 
+def _atomization(doc: dict, path: str) -> Atomization:
+    raw = _mapping(doc, "atomization", path, required=False)
+    _only(raw, {"version", "split_clauses", "coordinators", "min_clause_words"}, path,
+          "atomization")
+    d = Atomization()
+    version = raw.get("version", d.version)
+    if not isinstance(version, str) or not version:
+        raise _fail(path, "atomization.version", f"expected a non-empty string, got {version!r}")
+    split = raw.get("split_clauses", d.split_clauses)
+    if not isinstance(split, bool):
+        raise _fail(path, "atomization.split_clauses", "expected true/false")
+    coords = raw.get("coordinators", list(d.coordinators))
+    if not isinstance(coords, list) or not all(isinstance(c, str) and c.strip()
+                                               for c in coords):
+        raise _fail(path, "atomization.coordinators", "expected a list of non-empty strings")
+    words = _number(raw.get("min_clause_words", d.min_clause_words), path,
+                    "atomization.min_clause_words", 1.0, 50.0)
+    return Atomization(version, split, tuple(coords), int(words))
+
+
+def _evidence(doc: dict, path: str) -> Evidence:
+    raw = _mapping(doc, "evidence", path, required=False)
+    d = Evidence()
+    _only(raw, set(d.__dataclass_fields__), path, "evidence")
+    flag = raw.get("flag_names", d.flag_names)
+    if not isinstance(flag, bool):
+        raise _fail(path, "evidence.flag_names", "expected true/false")
+    ev = Evidence(
+        int(_number(raw.get("window_sentences", d.window_sentences), path,
+                    "evidence.window_sentences", 1.0, 10.0)),
+        int(_number(raw.get("top_k", d.top_k), path, "evidence.top_k", 1.0, 20.0)),
+        _number(raw.get("bm25_k1", d.bm25_k1), path, "evidence.bm25_k1", 0.0, 10.0),
+        _number(raw.get("bm25_b", d.bm25_b), path, "evidence.bm25_b", 0.0, 1.0),
+        _number(raw.get("located_coverage", d.located_coverage), path,
+                "evidence.located_coverage", 0.0, 1.0),
+        _number(raw.get("no_evidence_coverage", d.no_evidence_coverage), path,
+                "evidence.no_evidence_coverage", 0.0, 1.0),
+        flag,
+    )
+    if ev.no_evidence_coverage > ev.located_coverage:
+        raise _fail(path, "evidence.no_evidence_coverage",
+                    f"{ev.no_evidence_coverage!r} is above located_coverage "
+                    f"{ev.located_coverage!r}")
+    return ev
+
+
 def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
     """Check a parsed codebook document and build the typed model (``path`` for messages)."""
     if not isinstance(doc, dict):
@@ -262,6 +338,9 @@ def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
                     "scholarly.refresh_days", 0.0)),
     )
 
+    atomization = _atomization(doc, path)
+    evidence = _evidence(doc, path)
+
     def _strings(key: str) -> tuple[str, ...]:
         value = doc.get(key) or []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -289,6 +368,8 @@ def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
         review_sampling=sampling,
         scholarly=scholarly,
         metrics={str(k): str(v) for k, v in metrics.items()},
+        atomization=atomization,
+        evidence=evidence,
         path=path,
         support_schema=support_schema,
     )

@@ -24,6 +24,7 @@ from citeaudit.demo_corpus import (
     alignment_cases,
     annotations,
     codebooks,
+    evidence_cases,
     registry,
     source_risk_defects,
     support_planted,
@@ -177,6 +178,9 @@ def generate(
     result.files.extend(warcs.FileStats(f, c) for f, c in planted_warcs.files)
     result.statuses.update(planted_warcs.statuses)
     result.truncated.extend(planted_warcs.truncated)
+    ev_file, ev_counts = evidence_cases.write_warc(world, out)
+    result.files.append(warcs.FileStats(ev_file, Counter(ev_counts)))
+    result.statuses["200"] += ev_counts["response"]
     truth["crawl_dates"] = crawl_dates
     truth["warc"] = {
         "files": [{"file": f.file, "records": {k: f.records.get(k, 0) for k in
@@ -264,6 +268,7 @@ class _AnswerPhase:
                                vocab.ENGINES[blank_rng.randrange(len(vocab.ENGINES))])
         self.index = 0  # answers generated so far, over all days
         self.alignment_truth: list[dict] = []
+        self.evidence_truth: list[dict] = []
 
     def run(self) -> dict:
         """Generate every day; returns the answer half of ground truth."""
@@ -288,6 +293,7 @@ class _AnswerPhase:
                             "planted_defects": self.sr_planted,
                             "expected_endpoints": self.sr_expected},
             "alignment_cases": sorted(self.alignment_truth, key=lambda r: r["citation_id"]),
+            "evidence_cases": sorted(self.evidence_truth, key=lambda r: r["citation_id"]),
             "planted": {"claims": dict(sorted(self.planted_claims.items())),
                         "citation_urls": dict(sorted(self.planted_urls.items()))},
         }
@@ -328,6 +334,7 @@ class _AnswerPhase:
             self.show.answer()
         if day == 0:
             self._plant_alignment_cases(files)
+            self._plant_evidence_cases(files)
         for engine in vocab.ENGINES:
             self._emit_dups(files, dups, day, engine, final=True)
         if day == self.trailing_blank[0] and self.trailing_blank[1] in files.handles:
@@ -343,6 +350,14 @@ class _AnswerPhase:
             self.counts["answer_lines"] += 1
             self._accept(draft)
             self.alignment_truth.extend(rows)
+
+    def _plant_evidence_cases(self, files: _DayFiles) -> None:
+        """Append the planted evidence answer to the first day's file."""
+        draft, rows = evidence_cases.build_answer(self.world)
+        files.write(draft.engine, answers_mod.serialize(draft.obj))
+        self.counts["answer_lines"] += 1
+        self._accept(draft)
+        self.evidence_truth.extend(rows)
 
     def _take_forced(self, kind: str) -> bool:
         """Consume a due forced occurrence of ``kind`` if there is one."""

@@ -24,8 +24,13 @@ def labels(judged: pa.Table, answers: pa.Table, book: Codebook) -> pa.Table:
     })
 
 
-def review_queue(support_labels: pa.Table) -> pa.Table:
-    """review_queue: the queued rows of support_labels with their reasons."""
+def review_queue(support_labels: pa.Table, evidence: pa.Table | None = None) -> pa.Table:
+    """review_queue: the queued rows of support_labels with their reasons, ordered by the
+    evidence locator's signals (``support_evidence``; none given: every evidence column NULL)."""
+    from citeaudit.support.evidence import empty_evidence
+
     con = duck.connect()
     con.register("support_labels", support_labels)
+    con.register("evidence", evidence if evidence is not None else empty_evidence())
+    duck.execute(con, "support/create_terms_macro")
     return duck.query(con, "support/select_review_queue")

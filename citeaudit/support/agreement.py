@@ -110,11 +110,26 @@ def _confusion(cells: pa.Table) -> dict[str, list[dict]]:
     return out
 
 
-def agreement(judgments: pa.Table, labels: pa.Table) -> pa.Table:
+def _evidence_confusion(cells: pa.Table) -> dict[str, list[dict]]:
+    """The evidence locator's signal × adjudicated human label counts, per stratum."""
+    out: dict[str, list[dict]] = {}
+    for r in cells.to_pylist():
+        out.setdefault(r["stratum"], []).append(_row(
+            r["stratum"], "evidence_confusion", float(r["n"]), r["n"],
+            "evidence locator signal (label_a) vs adjudicated human label (label_b)",
+            r["grader"], HUMAN_GOLD, r["label_a"], r["label_b"]))
+    return out
+
+
+def agreement(judgments: pa.Table, labels: pa.Table,
+              evidence: pa.Table | None = None) -> pa.Table:
     """annotation_agreement of one partition from support_judgments and support_labels.
 
     Items are (claim, citation, atom). Counting is SQL (sql/support/); the statistics are
-    computed from the counts, per stratum: overall first, then engines and domains.
+    computed from the counts, per stratum: overall first, then engines and domains. With
+    ``support_evidence`` rows, the evidence locator's signals are compared with the
+    adjudicated human labels of the same pairs (``evidence_confusion`` rows): a grader's
+    confusion, never part of the gold.
     """
     con = duck.connect()
     con.register("j", judgments)
@@ -124,11 +139,18 @@ def agreement(judgments: pa.Table, labels: pa.Table) -> pa.Table:
                                 {"labels": list(SUPPORT_LABELS)}))
     kappas = _kappas(duck.query(con, "support/count_annotator_pairs"))
     confusion = _confusion(duck.query(con, "support/count_grader_confusion"))
+    located: dict[str, list[dict]] = {}
+    if evidence is not None and evidence.num_rows:
+        con.register("evidence", evidence.select(["claim_id", "citation_id", "signal",
+                                                  "grader"]))
+        located = _evidence_confusion(duck.query(con, "support/count_evidence_confusion"))
     strata = [r[0] for r in con.sql("SELECT DISTINCT stratum FROM agreement_rows").fetchall()]
+    strata = sorted(set(strata) | set(located))
     out: list[dict] = []
     for name in sorted(strata, key=lambda s: (s != "overall", s)):
         out.append(alphas.get(name) or _row(name, "krippendorff_alpha", None, 0,
                                             "undefined: no human judgment in this stratum"))
         out.extend(kappas.get(name, []))
         out.extend(confusion.get(name, []))
+        out.extend(located.get(name, []))
     return pa.Table.from_pylist(out, schema=SCHEMA)

@@ -51,6 +51,7 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "support_labels",
         "review_queue",
         "annotation_agreement",
+        "support_evidence",
         "citation_captures",
         "citation_existence",
         "payload_texts",

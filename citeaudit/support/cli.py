@@ -1,0 +1,135 @@
+"""``citeaudit validate-grader expertqa PATH``: the evidence locator against expert labels."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from citeaudit import codebook
+
+
+def _fmt(value: tuple) -> str:
+    if len(value) == 1:
+        return str(value[0])
+    est, lo, hi = value
+    if est is None or math.isnan(est):
+        return "n/a"
+    return f"{est:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _table(title: str, groups: dict[str, dict], keys: list[str]) -> list[str]:
+    lines = [title, "| group | " + " | ".join(keys) + " |",
+             "|---" * (len(keys) + 1) + "|"]
+    for name, figures in groups.items():
+        lines.append(f"| {name} | " + " | ".join(_fmt(figures[k]) for k in keys) + " |")
+    return lines
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from citeaudit.support import validate
+
+    path = Path(args.path)
+    if not path.is_file():
+        print(f"error: {path}: no such file")
+        return 2
+    book = codebook.load(Path(args.codebook)) if args.codebook else codebook.validate(
+        {"version": "defaults", "label_maps": {"expertqa": {"Complete": "fully_supported"}},
+         "source_roles": {}, "priority_weights": {"w": 1.0},
+         "policy": {"contextualize_above": 0.5}}, "(codebook defaults)")
+    rep = validate.report(path, book)
+    if args.json:
+        print(json.dumps(rep, indent=1, default=str))
+        return 0
+    print(f"{rep['file']}: grader {rep['grader']}, codebook {rep['codebook']}, "
+          f"questions calibration {rep['questions']['calibration']} / held-out "
+          f"{rep['questions']['held_out']}")
+    print("thresholds: " + ", ".join(f"{k} = {v:.3g}" for k, v in rep["thresholds"].items()))
+    print("95% percentile bootstrap over questions, held-out half only.\n")
+    print("\n".join(_table(
+        "Decorative citations (Complete claim vs the evidence of another claim of its answer)",
+        rep["decorative"], ["n_true", "n_swapped", "swapped_flagged", "true_passed",
+                            "auc_locator", "auc_coverage", "baseline_swapped_flagged"])))
+    print()
+    print("\n".join(_table(
+        "Expert labels (Complete vs Incomplete/Partial/Missing, claims with evidence)",
+        rep["expert"], ["n", "n_complete", "ba_locator", "ba_all_located", "ba_length",
+                        "auc_locator", "auc_coverage", "auc_length",
+                        "auc_locator_minus_length"])))
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from citeaudit import parquet_io
+    from citeaudit.support import review
+
+    raw, derived = Path(args.raw), Path(args.derived)
+    try:
+        book = codebook.load_version(raw, args.codebook)
+        claims = parquet_io.read_partition(derived, "claims", {"observation_date": args.date})
+        tasks = review.export_tasks(derived, args.date, book, dict(zip(
+            claims.column("claim_id").to_pylist(), claims.column("text").to_pylist(),
+            strict=True)))
+    except (codebook.CodebookError, FileNotFoundError) as exc:
+        print(f"error: {exc}")
+        return 2
+    out = Path(args.out)
+    review.write_atomic(out, json.dumps(tasks, ensure_ascii=False, indent=1) + "\n")
+    config = out.with_name(out.stem + ".label_config.xml")
+    review.write_atomic(config, review.label_config(book))
+    print(f"{len(tasks)} tasks -> {out} (labeling config: {config})")
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from citeaudit.support import review
+
+    try:
+        summary = review.import_export(Path(args.export), Path(args.raw))
+    except review.ExportError as exc:
+        print(f"error: {args.export}: rejected, nothing written:")
+        for reason in exc.reasons:
+            print(f"  {reason}")
+        return 2
+    except OSError as exc:
+        print(f"error: {exc}")
+        return 2
+    print(f"{summary['rows']} annotation rows from {summary['tasks']} tasks -> "
+          f"{summary['file']} ({summary['cancelled']} cancelled annotations not imported)")
+    return 0
+
+
+def register_cli(sub: argparse._SubParsersAction) -> None:
+    """Add ``validate-grader`` and ``review export|import`` to the ``citeaudit`` command line."""
+    rv = sub.add_parser("review", help="Label Studio round trip: export the review queue as "
+                                       "tasks, import a Label Studio JSON export")
+    rsub = rv.add_subparsers(dest="review_command", required=True, metavar="ACTION")
+    ex = rsub.add_parser("export", help="write the review queue of a date × codebook as Label "
+                                        "Studio tasks (and a labeling config beside them)")
+    ex.add_argument("--date", required=True, help="observation date YYYY-MM-DD")
+    ex.add_argument("--codebook", required=True, help="codebook version (e.g. v1)")
+    ex.add_argument("--out", required=True, help="tasks JSON file to write")
+    ex.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
+    ex.add_argument("--derived", default="data/derived",
+                    help="derived folder (default: data/derived)")
+    ex.set_defaults(func=_cmd_export)
+    im = rsub.add_parser("import", help="turn a Label Studio JSON export into "
+                                        "annotations/support/label-studio-<digest>.csv")
+    im.add_argument("export", help="Label Studio JSON export file")
+    im.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
+    im.set_defaults(func=_cmd_import)
+
+    p = sub.add_parser(
+        "validate-grader",
+        help="measure the evidence locator against expert labels (held-out half)",
+        description="Split ExpertQA by a stable hash of the question, report the evidence "
+                    "locator's decorative-citation and Complete-vs-rest figures on the "
+                    "held-out half with bootstrap 95%% intervals, beside baselines.")
+    p.add_argument("dataset", choices=["expertqa"], help="dataset format")
+    p.add_argument("path", help="ExpertQA JSONL (e.g. ../shared/corpora/annotations/"
+                                "expertqa/domain_val.jsonl)")
+    p.add_argument("--codebook", help="codebook YAML whose atomization/evidence sections to "
+                                      "use (default: the codebook defaults)")
+    p.add_argument("--json", action="store_true", help="print the full report as JSON")
+    p.set_defaults(func=_cmd_validate)

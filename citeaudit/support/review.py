@@ -1,0 +1,229 @@
+"""The review round trip with Label Studio: queue → tasks JSON → people → export → CSV rows.
+
+``export_tasks`` turns one ``review_queue`` partition (already ordered by the evidence signal)
+into Label Studio tasks: each task's ``data`` has the claim, the best passage (plain and as HTML
+with the atom's matched words in ``<mark>``), URL, capture time, the evidence signal and the ids
+needed to come back; a labeling config (``Choices`` over the codebook's raw labels of its
+support schema) is written beside it. ``import_export`` reads a Label Studio JSON export (a list
+of tasks with ``annotations[].result[]`` of type ``choices``, ``completed_by`` a user id or an
+object with ``email``), maps each Label Studio user to an annotator id through the registry
+(``annotations/annotators.csv``: its optional ``label_studio_user`` column, else an id that is
+itself registered) and writes ``annotations/support/label-studio-<digest>.csv`` in the
+annotation contract's columns. A malformed export is rejected whole with every reason (task
+index and field), so nothing is half-imported; cancelled annotations are counted, not written.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import html
+import io
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pyarrow.csv as pacsv
+
+from citeaudit import parquet_io
+from citeaudit.codebook import Codebook
+
+FROM_NAME = "support"
+TO_NAME = "claim"
+COLUMNS = ("claim_id", "citation_id", "annotator_id", "label", "evidence_span",
+           "annotated_at", "codebook_version", "grader")
+_MARK = re.compile(r"\[\[(.+?)\]\]")
+
+
+class ExportError(ValueError):
+    """A Label Studio export that cannot be imported; ``reasons`` lists every problem."""
+
+    def __init__(self, path: Path, reasons: list[str]):
+        super().__init__(f"{path}: {len(reasons)} problem(s): " + "; ".join(reasons[:20]))
+        self.reasons = reasons
+
+
+def _choices(book: Codebook) -> list[str]:
+    schema = book.support_schema or (sorted(book.label_maps)[0] if book.label_maps else "")
+    return list(book.label_maps.get(schema, {}))
+
+
+def label_config(book: Codebook) -> str:
+    """The Label Studio labeling config (XML) for the tasks: the codebook's labels as choices."""
+    choices = "\n".join(f'    <Choice value="{html.escape(c)}"/>' for c in _choices(book))
+    return (
+        "<View>\n"
+        '  <Header value="Claim"/>\n  <Text name="claim" value="$claim"/>\n'
+        '  <Header value="Archived passage (claim words marked)"/>\n'
+        '  <HyperText name="passage" value="$passage_html"/>\n'
+        '  <Text name="source" value="$source"/>\n'
+        f'  <Choices name="{FROM_NAME}" toName="{TO_NAME}" choice="single" required="true">\n'
+        f"{choices}\n  </Choices>\n</View>\n")
+
+
+def _passage_html(marked: str | None) -> str:
+    if not marked:
+        return "<p><em>no passage located in the archived page</em></p>"
+    escaped = html.escape(marked, quote=False)
+    return "<p>" + _MARK.sub(r"<mark>\1</mark>", escaped).replace("\n", "<br/>") + "</p>"
+
+
+def export_tasks(derived: Path, date: str, book: Codebook, claims_text: dict[str, str]
+                 ) -> list[dict]:
+    """Label Studio tasks for the review queue of ``date`` × ``book.version``, in queue order."""
+    part = {"observation_date": date, "codebook": book.version}
+    queue = parquet_io.read_partition(derived, "review_queue", part)
+    tasks = []
+    for r in queue.to_pylist():
+        when = r.get("evidence_capture_time")
+        tasks.append({"data": {
+            "claim_id": r["claim_id"], "citation_id": r["citation_id"] or "",
+            "claim": claims_text.get(r["claim_id"], ""),
+            "passage": r.get("evidence_passage") or "",
+            "passage_html": _passage_html(r.get("evidence_passage_marked")),
+            "url": r.get("evidence_url") or "",
+            "capture_time": when.isoformat() if when is not None else "",
+            "source": f"{r.get('evidence_url') or 'no URL'} — captured "
+                      f"{when.isoformat() if when is not None else 'never (page unavailable)'}",
+            "evidence_signal": r.get("evidence_signal") or "",
+            "queue_reason": r["reason"], "engine": r["engine"], "domain": r["domain"],
+            "codebook_version": book.version, "observation_date": date,
+        }})
+    return tasks
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a per-process temporary name and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8", newline="")
+    os.replace(tmp, path)
+
+
+def _registry_map(raw: Path) -> dict[str, str]:
+    path = raw / "annotations" / "annotators.csv"
+    if not path.is_file():
+        raise ExportError(path, ["no annotator registry: Label Studio users cannot be mapped "
+                                 "to annotator ids"])
+    table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
+        strings_can_be_null=False, column_types={"annotator_id": "string",
+                                                 "label_studio_user": "string"}))
+    ids = table.column("annotator_id").to_pylist()
+    out = {i: i for i in ids}
+    if "label_studio_user" in table.column_names:
+        for a, u in zip(ids, table.column("label_studio_user").to_pylist(), strict=True):
+            if u:
+                out[u] = a
+    return out
+
+
+def _user(completed_by: Any) -> str | None:
+    if isinstance(completed_by, dict):
+        value = completed_by.get("email") or completed_by.get("id")
+    else:
+        value = completed_by
+    if isinstance(value, bool) or value is None or value == "":
+        return None
+    return str(value)
+
+
+def parse_export(path: Path, doc: Any, users: dict[str, str],
+                 choices: dict[str, set[str] | None]) -> tuple[list[dict], int]:
+    """(rows, cancelled count) of a parsed export; ExportError with every reason otherwise."""
+    reasons: list[str] = []
+    rows: list[dict] = []
+    cancelled = 0
+    if not isinstance(doc, list):
+        raise ExportError(path, ["expected a JSON list of tasks (Label Studio JSON export)"])
+    for i, task in enumerate(doc):
+        where = f"task[{i}]"
+        if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
+            reasons.append(f"{where}.data: missing or not an object")
+            continue
+        data = task["data"]
+        for key in ("claim_id", "codebook_version"):
+            if not isinstance(data.get(key), str) or not data.get(key):
+                reasons.append(f"{where}.data.{key}: missing")
+        allowed = choices.get(data.get("codebook_version")) if isinstance(
+            data.get("codebook_version"), str) else None
+        if isinstance(data.get("codebook_version"), str) and allowed is None:
+            reasons.append(f"{where}.data.codebook_version: "
+                           f"{data.get('codebook_version')!r} is not a codebook of the raw folder")
+        anns = task.get("annotations", [])
+        if not isinstance(anns, list):
+            reasons.append(f"{where}.annotations: not a list")
+            continue
+        for j, ann in enumerate(anns):
+            aw = f"{where}.annotations[{j}]"
+            if not isinstance(ann, dict):
+                reasons.append(f"{aw}: not an object")
+                continue
+            if ann.get("was_cancelled"):
+                cancelled += 1
+                continue
+            user = _user(ann.get("completed_by"))
+            if user is None:
+                reasons.append(f"{aw}.completed_by: missing")
+            elif user not in users:
+                reasons.append(f"{aw}.completed_by: Label Studio user {user!r} is not in the "
+                               "annotator registry")
+            picked = [r for r in ann.get("result") or [] if isinstance(r, dict)
+                      and r.get("type") == "choices" and r.get("from_name") == FROM_NAME]
+            values = [c for r in picked for c in (r.get("value") or {}).get("choices") or []]
+            if len(values) != 1:
+                reasons.append(f"{aw}.result: expected one '{FROM_NAME}' choice, found "
+                               f"{len(values)}")
+                continue
+            if allowed is not None and values[0] not in allowed:
+                reasons.append(f"{aw}.result: choice {values[0]!r} is not a label of the "
+                               "codebook's support schema")
+            when = ann.get("created_at")
+            if not isinstance(when, str) or not when:
+                reasons.append(f"{aw}.created_at: missing")
+            if user is not None and user in users and isinstance(when, str):
+                rows.append({"claim_id": data.get("claim_id"),
+                             "citation_id": data.get("citation_id") or "",
+                             "annotator_id": users[user], "label": values[0],
+                             "evidence_span": "", "annotated_at": when,
+                             "codebook_version": data.get("codebook_version"),
+                             "grader": "human"})
+    if reasons:
+        raise ExportError(path, reasons)
+    return rows, cancelled
+
+
+def _codebook_choices(raw: Path, doc: Any) -> dict[str, set[str] | None]:
+    from citeaudit.codebook import CodebookError, load_version
+
+    versions = {t["data"].get("codebook_version") for t in doc if isinstance(t, dict)
+                and isinstance(t.get("data"), dict)} if isinstance(doc, list) else set()
+    out: dict[str, set[str] | None] = {}
+    for v in sorted(x for x in versions if isinstance(x, str) and x):
+        try:
+            out[v] = set(_choices(load_version(raw, v)))
+        except CodebookError:
+            out[v] = None
+    return out
+
+
+def import_export(path: Path, raw: Path) -> dict:
+    """Import one Label Studio JSON export into ``raw/annotations/support/``."""
+    data = Path(path).read_bytes()
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ExportError(Path(path), [f"not valid JSON: {exc}"]) from exc
+    rows, cancelled = parse_export(Path(path), doc, _registry_map(Path(raw)),
+                                   _codebook_choices(Path(raw), doc))
+    rows.sort(key=lambda r: (r["claim_id"], r["citation_id"], r["annotator_id"],
+                             r["annotated_at"]))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    out = (Path(raw) / "annotations" / "support" /
+           f"label-studio-{hashlib.sha256(data).hexdigest()[:12]}.csv")
+    write_atomic(out, buf.getvalue())
+    return {"file": str(out), "rows": len(rows), "cancelled": cancelled, "tasks": len(doc)}

@@ -1,0 +1,275 @@
+"""Validation of the evidence locator against expert labels (ExpertQA, Malaviya et al. 2024).
+
+ExpertQA gives, per claim, the evidence passages the expert saw and the expert's support label
+(``Complete`` / ``Incomplete`` / ``Partial`` / ``Missing`` / ``N/A``). Each claim's evidence
+passages, joined, stand in for the archived page; the claim goes through the same atomizer,
+passage windows, BM25 and flags as ``support_evidence`` (``evidence.locate``). A claim-level
+pair is *located* when every atom is ``evidence_located``; its score is the lowest atom score.
+
+Questions are split by a stable hash (SHA-256 of the question text, even = calibration, odd =
+held-out). The codebook's thresholds are frozen: the calibration half shows what it would set
+(the threshold that passes 90% of the true Complete pairs) and the held-out half is reported:
+
+- **Decorative citations**: each Complete claim paired with the evidence of another claim of
+  the same answer (the next one with different evidence). Share of swapped pairs flagged
+  (signal ``weak_evidence``, ``mismatch_flagged`` or ``no_evidence_in_page``), share of true
+  pairs passed, AUC of the score true vs swapped, beside plain content-word coverage.
+- **Expert labels**: among claims with evidence and a label other than N/A, balanced accuracy
+  of Complete vs the rest and the AUC of the score, beside two baselines (everything located;
+  evidence length alone, its cut set on the calibration half).
+
+Every figure has a 95% percentile bootstrap interval over questions (the unit of the split;
+2,000 replicates, fixed seed); differences are bootstrapped on the same replicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from scipy.stats import rankdata
+
+from citeaudit import duck
+from citeaudit.codebook import Codebook
+from citeaudit.support import evidence
+
+FLAGGED = ("weak_evidence", "mismatch_flagged", "no_evidence_in_page")
+_EVIDENCE = re.compile(r"^\s*\[\d+\]\s*\S+\s*", re.S)
+REPLICATES = 2000
+SEED = 20240601
+PASS_TARGET = 0.90
+
+
+def half(question: str) -> str:
+    """``calibration`` or ``held_out`` by the parity of the question's SHA-256."""
+    digest = hashlib.sha256(question.encode("utf-8")).digest()
+    return "calibration" if digest[-1] % 2 == 0 else "held_out"
+
+
+@dataclass
+class Items:
+    """Claim-level pairs of one ExpertQA file: the inputs of ``evidence.locate``."""
+
+    pairs: pa.Table
+    claims: pa.Table
+    texts: pa.Table
+    meta: dict[str, dict]  # citation_id -> kind, label, half, system, question, length
+
+
+def load(path: Path) -> Items:
+    """True pairs (claim + its own evidence) and swapped pairs of every Complete claim."""
+    pairs, claims, texts, meta = [], [], {}, {}
+    with open(path, encoding="utf-8") as fh:
+        lines = [json.loads(line) for line in fh if line.strip()]
+    for i, rec in enumerate(lines, start=1):
+        q = rec["question"]
+        side = half(q)
+        field = (rec.get("metadata") or {}).get("field") or "unknown"
+        for system, ans in sorted(rec["answers"].items()):
+            pages = []
+            for k, c in enumerate(ans["claims"]):
+                claim_id = f"expertqa-{i:04d}-{system}:c{k:02d}"
+                page = "\n".join(_EVIDENCE.sub("", e, count=1).strip()
+                                 for e in c.get("evidence") or []).strip()
+                pages.append((claim_id, page))
+                claims.append({"claim_id": claim_id, "text": c["claim_string"]})
+            for k, (claim_id, page) in enumerate(pages):
+                label = ans["claims"][k].get("support")
+                digest = hashlib.sha256(page.encode("utf-8")).hexdigest() if page else None
+                if page:
+                    texts[digest] = page
+                base = {"answer_id": claim_id.rsplit(":", 1)[0], "claim_id": claim_id,
+                        "url": None, "capture_time": None, "engine": system, "domain": field}
+                pairs.append({**base, "citation_id": claim_id + ":own",
+                              "payload_sha256": digest,
+                              "unavailable_reason": None if page else "no_evidence_given"})
+                meta[claim_id + ":own"] = {"kind": "true", "label": label, "half": side,
+                                           "system": system, "question": q,
+                                           "length": len(page)}
+                if label != "Complete" or not page:
+                    continue
+                others = [p for p in pages[k + 1:] + pages[:k] if p[1] and p[1] != page]
+                if not others:
+                    continue
+                other = hashlib.sha256(others[0][1].encode("utf-8")).hexdigest()
+                pairs.append({**base, "citation_id": claim_id + ":swap",
+                              "payload_sha256": other, "unavailable_reason": None})
+                meta[claim_id + ":swap"] = {"kind": "swapped", "label": None, "half": side,
+                                            "system": system, "question": q,
+                                            "length": len(others[0][1])}
+    schema = pa.schema([("answer_id", pa.string()), ("claim_id", pa.string()),
+                        ("citation_id", pa.string()), ("url", pa.string()),
+                        ("capture_time", pa.timestamp("us", tz="UTC")),
+                        ("payload_sha256", pa.string()), ("unavailable_reason", pa.string()),
+                        ("engine", pa.string()), ("domain", pa.string())])
+    return Items(
+        pa.Table.from_pylist(pairs, schema=schema),
+        pa.Table.from_pylist(claims),
+        pa.table({"payload_sha256": list(texts), "text": list(texts.values())}),
+        meta,
+    )
+
+
+def claim_scores(items: Items, book: Codebook) -> list[dict]:
+    """One row per pair: located, flagged, score (lowest atom), baseline coverage, meta."""
+    rows = evidence.locate(items.pairs, items.claims, items.texts, book)
+    con = duck.connect()
+    con.register("rows", rows)
+    agg = duck.query(con, "support/summarize_claim_evidence",
+                     {"flagged": list(FLAGGED)}).to_pylist()
+    out = []
+    for r in agg:
+        m = items.meta[r["citation_id"]]
+        out.append({**m, **r})
+    return out
+
+
+def auc(positive: np.ndarray, negative: np.ndarray) -> float:
+    """Mann-Whitney AUC: P(score of a positive > a negative), ties counted one half."""
+    if len(positive) == 0 or len(negative) == 0:
+        return float("nan")
+    ranks = rankdata(np.concatenate([positive, negative]))
+    n1 = len(positive)
+    return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * len(negative)))
+
+
+def balanced_accuracy(truth: np.ndarray, predicted: np.ndarray) -> float:
+    """Mean of the recall of the positives and the recall of the negatives."""
+    if truth.all() or not truth.any():
+        return float("nan")
+    return float((predicted[truth].mean() + (~predicted[~truth]).mean()) / 2)
+
+
+def pass_threshold(scores: np.ndarray, target: float = PASS_TARGET) -> float:
+    """The highest cut t with at least ``target`` of ``scores`` at or above it."""
+    s = np.sort(scores)
+    return float(s[int(np.floor((1 - target) * len(s)))]) if len(s) else float("nan")
+
+
+def _boot(rows: list[dict], stat, replicates: int = REPLICATES) -> tuple[float, float, float]:
+    """(estimate, low, high): the statistic and its 95% percentile bootstrap over questions."""
+    questions = sorted({r["question"] for r in rows})
+    index: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        index.setdefault(r["question"], []).append(i)
+    point = stat(rows)
+    rng = np.random.default_rng(SEED)
+    values = []
+    for _ in range(replicates):
+        picks = rng.integers(0, len(questions), len(questions))
+        sample = [rows[i] for q in picks for i in index[questions[q]]]
+        values.append(stat(sample))
+    values = np.array(values, dtype=float)
+    values = values[~np.isnan(values)]
+    if len(values) == 0 or np.isnan(point):
+        return point, float("nan"), float("nan")
+    return point, float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
+
+
+def _col(rows: list[dict], key: str, kind: str | None = None) -> np.ndarray:
+    return np.array([r[key] for r in rows if kind is None or r["kind"] == kind], dtype=float)
+
+
+def decorative(rows: list[dict], baseline_cut: float) -> dict[str, tuple]:
+    """Held-out decorative-citation figures for one group of (true Complete + swapped) rows."""
+    def flagged(rs):
+        s = [r for r in rs if r["kind"] == "swapped"]
+        return float(np.mean([r["flagged"] for r in s])) if s else float("nan")
+
+    def passed(rs):
+        t = [r for r in rs if r["kind"] == "true"]
+        return float(np.mean([not r["flagged"] for r in t])) if t else float("nan")
+
+    def base_flagged(rs):
+        s = _col(rs, "plain_coverage", "swapped")
+        return float(np.mean(s < baseline_cut)) if len(s) else float("nan")
+
+    def auc_of(key):
+        return lambda rs: auc(_col(rs, key, "true"), _col(rs, key, "swapped"))
+
+    return {
+        "swapped_flagged": _boot(rows, flagged),
+        "true_passed": _boot(rows, passed),
+        "auc_locator": _boot(rows, auc_of("score")),
+        "auc_coverage": _boot(rows, auc_of("plain_coverage")),
+        "baseline_swapped_flagged": _boot(rows, base_flagged),
+        "n_true": (sum(r["kind"] == "true" for r in rows),),
+        "n_swapped": (sum(r["kind"] == "swapped" for r in rows),),
+    }
+
+
+def expert(rows: list[dict], length_cut: float) -> dict[str, tuple]:
+    """Held-out Complete-vs-rest figures for one group of true pairs with evidence."""
+    def truth(rs):
+        return np.array([r["label"] == "Complete" for r in rs], dtype=bool)
+
+    def ba(pred):
+        return lambda rs: balanced_accuracy(truth(rs), pred(rs))
+
+    def auc_of(key):
+        def f(rs):
+            t = truth(rs)
+            v = np.array([r[key] for r in rs], dtype=float)
+            return auc(v[t], v[~t])
+        return f
+
+    def diff(rs):
+        return auc_of("score")(rs) - auc_of("length")(rs)
+
+    return {
+        "ba_locator": _boot(rows, ba(lambda rs: np.array([r["located"] for r in rs]))),
+        "ba_all_located": _boot(rows, ba(lambda rs: np.ones(len(rs), bool))),
+        "ba_length": _boot(rows, ba(lambda rs: np.array([r["length"] >= length_cut
+                                                         for r in rs]))),
+        "auc_locator": _boot(rows, auc_of("score")),
+        "auc_coverage": _boot(rows, auc_of("plain_coverage")),
+        "auc_length": _boot(rows, auc_of("length")),
+        "auc_locator_minus_length": _boot(rows, diff),
+        "n": (len(rows),),
+        "n_complete": (int(truth(rows).sum()),),
+    }
+
+
+def report(path: Path, book: Codebook) -> dict:
+    """Calibration settings and held-out tables (overall and per system) for one file."""
+    items = load(path)
+    rows = claim_scores(items, book)
+    cal = [r for r in rows if r["half"] == "calibration"]
+    dec_cal = [r for r in cal if r["kind"] == "true" and r["label"] == "Complete"
+               and not r["unavailable"]]
+    cal_cut = pass_threshold(_col(dec_cal, "score"))
+    base_cut = pass_threshold(_col(dec_cal, "plain_coverage"))
+    exp_cal = [r for r in cal if r["kind"] == "true" and not r["unavailable"]
+               and r["label"] not in (None, "N/A")]
+    lengths = sorted({r["length"] for r in exp_cal})
+    length_cut = max(lengths, key=lambda c: balanced_accuracy(
+        np.array([r["label"] == "Complete" for r in exp_cal]),
+        np.array([r["length"] >= c for r in exp_cal]))) if lengths else float("nan")
+    held = [r for r in rows if r["half"] == "held_out"]
+    dec = [r for r in held if not r["unavailable"] and (
+        r["kind"] == "swapped" or r["label"] == "Complete")]
+    exp = [r for r in held if r["kind"] == "true" and not r["unavailable"]
+           and r["label"] not in (None, "N/A")]
+    systems = sorted({r["system"] for r in held if not r["unavailable"]})
+    return {
+        "file": str(path),
+        "codebook": book.version,
+        "grader": f"{evidence.GRADER} {evidence.GRADER_VERSION}+{book.atomization.version}",
+        "thresholds": {"located_coverage": book.evidence.located_coverage,
+                       "no_evidence_coverage": book.evidence.no_evidence_coverage,
+                       "calibration_score_cut_for_90pct_pass": cal_cut,
+                       "baseline_coverage_cut": base_cut, "length_cut": length_cut},
+        "questions": {"calibration": len({r["question"] for r in cal}),
+                      "held_out": len({r["question"] for r in held})},
+        "decorative": {"overall": decorative(dec, base_cut),
+                       **{s: decorative([r for r in dec if r["system"] == s], base_cut)
+                          for s in systems}},
+        "expert": {"overall": expert(exp, length_cut),
+                   **{s: expert([r for r in exp if r["system"] == s], length_cut)
+                      for s in systems}},
+    }

@@ -1,0 +1,155 @@
+"""Evidence locator: atoms, passage windows, BM25 + coverage + flags and signals (real DuckDB
+SQL), the codebook sections, the support_evidence asset in the demo run and the ExpertQA
+validation command."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from citeaudit import cli, codebook
+from citeaudit.codebook import Atomization, CodebookError
+from citeaudit.support import atoms, evidence, windows
+
+BASE = {"version": "t", "label_maps": {"s": {"yes": "fully_supported"}}, "source_roles": {},
+        "priority_weights": {"w": 1.0}, "policy": {"contextualize_above": 0.5}}
+
+
+def _book(**ev):
+    return codebook.validate({**BASE, "evidence": ev} if ev else BASE, "t.yaml")
+
+
+def test_atoms_split_sentences_and_verb_clauses_with_offsets():
+    text = ("The plant opened in 2019, and it employs 450 people [1]. "
+            "Johnson and Johnson makes it. Dr. Smith said so.")
+    got = atoms.split(text, Atomization())
+    assert [a.text for a in got] == ["The plant opened in 2019", "it employs 450 people [1].",
+                                     "Johnson and Johnson makes it.", "Dr. Smith said so."]
+    for a in got:
+        assert text[a.start:a.end] == a.text
+    assert "[1]" not in got[1].match_text
+    one = atoms.split(text, Atomization(split_clauses=False))
+    assert len(one) == 3
+
+
+def test_windows_offsets_index_the_page():
+    text = "First sentence here. Second one follows.\nThird line is a text node"
+    t = windows.windows(pa.table({"payload_sha256": ["d"], "text": [text]}), 2)
+    rows = t.to_pylist()
+    assert len(rows) == 2
+    for r in rows:
+        assert text[r["passage_start"]:r["passage_end"]] == r["passage_text"]
+
+
+PAGE = ("Acme Widgets Annual Report. The company sold 12,500 widgets in 2024, up from 9,000. "
+        "Revenue reached $4.2 million. The factory in Ohio is not unionized. "
+        "Customers praise the blue model.")
+CLAIMS = {
+    "supported": "Acme sold 12,500 widgets in 2024.",
+    "paraphrase": "In 2024 the company's widget sales reached 12500.",
+    "number": "Acme sold 15,000 widgets in 2024.",
+    "negated": "The factory in Ohio is unionized.",
+    "absent": "Penguins migrate across Antarctic glaciers each winter.",
+    "nopage": "Acme sold 12,500 widgets in 2024.",
+}
+EXPECTED = {"supported": "evidence_located", "paraphrase": "evidence_located",
+            "number": "mismatch_flagged", "negated": "mismatch_flagged",
+            "absent": "no_evidence_in_page", "nopage": "page_unavailable"}
+
+
+def _locate(book):
+    digest = hashlib.sha256(PAGE.encode()).hexdigest()
+    pairs = pa.Table.from_pylist([
+        {"answer_id": "a", "claim_id": k, "citation_id": k + ":c", "url": "http://x/",
+         "capture_time": None, "payload_sha256": None if k == "nopage" else digest,
+         "unavailable_reason": "no_capture_in_window" if k == "nopage" else None,
+         "engine": "e", "domain": "d"} for k in CLAIMS],
+        schema=pa.schema([("answer_id", pa.string()), ("claim_id", pa.string()),
+                          ("citation_id", pa.string()), ("url", pa.string()),
+                          ("capture_time", pa.timestamp("us", tz="UTC")),
+                          ("payload_sha256", pa.string()), ("unavailable_reason", pa.string()),
+                          ("engine", pa.string()), ("domain", pa.string())]))
+    claims = pa.table({"claim_id": list(CLAIMS), "text": list(CLAIMS.values())})
+    texts = pa.table({"payload_sha256": [digest], "text": [PAGE]})
+    return {r["claim_id"]: r for r in evidence.locate(pairs, claims, texts, book).to_pylist()}
+
+
+def test_signals_of_planted_pairs():
+    rows = _locate(_book())
+    assert {k: r["signal"] for k, r in rows.items()} == EXPECTED
+    assert "number:15000" in rows["number"]["mismatch_terms"]
+    assert "negation" in rows["negated"]["mismatch_kinds"]
+    r = rows["supported"]
+    assert PAGE[r["passage_start"]:r["passage_end"]] == r["passage_text"]
+    assert "12,500" in r["passage_text"]
+    assert rows["nopage"]["unavailable_reason"] == "no_capture_in_window"
+    assert rows["nopage"]["coverage"] is None  # unknown, never a negative score
+    assert {r["grader"] for r in rows.values()} == {evidence.GRADER}
+
+
+def test_thresholds_come_from_the_codebook():
+    rows = _locate(_book(located_coverage=0.95, no_evidence_coverage=0.1))
+    assert rows["paraphrase"]["signal"] == "weak_evidence"
+
+
+def test_codebook_sections_default_and_fail_closed():
+    book = _book()
+    assert book.evidence.located_coverage == 0.2 and book.atomization.version == "rules-1"
+    with pytest.raises(CodebookError, match="evidence: unknown key"):
+        _book(located=0.5)
+    with pytest.raises(CodebookError, match="no_evidence_coverage"):
+        _book(located_coverage=0.1, no_evidence_coverage=0.3)
+
+
+def test_support_evidence_in_the_demo_run(demo_run):
+    files = sorted(demo_run.derived.glob("support_evidence/*/*/data.parquet"))
+    assert files, "support_evidence was not materialized"
+    table = pa.concat_tables(pq.read_table(f) for f in files)
+    signals = set(table.column("signal").to_pylist())
+    assert signals <= set(evidence.SIGNALS)
+    assert "evidence_located" in signals and "page_unavailable" in signals
+    for r in table.to_pylist()[:200]:
+        if r["payload_sha256"] is None:
+            assert r["signal"] == "page_unavailable" and r["unavailable_reason"]
+
+
+def test_validate_grader_expertqa(corpora, capsys):
+    path = corpora / "annotations" / "expertqa" / "domain_val.jsonl"
+    assert cli.main(["validate-grader", "expertqa", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "held-out" in out and "| overall |" in out
+    assert "Decorative citations" in out and "Expert labels" in out
+
+
+def test_planted_evidence_pairs_get_their_signals(demo_run):
+    cases = demo_run.truth["evidence_cases"]
+    assert {c["case"] for c in cases} >= {"verbatim", "paraphrase", "number_changed",
+                                          "qualification_dropped", "negated",
+                                          "never_mentioned", "not_captured"}
+    files = sorted(demo_run.derived.glob("support_evidence/*/codebook=v1/data.parquet"))
+    table = pa.concat_tables(pq.read_table(f) for f in files)
+    got = {(r["citation_id"]): r for r in table.to_pylist()
+           if r["citation_id"].startswith("cit-ev-")}
+    assert {c["citation_id"]: got[c["citation_id"]]["signal"] for c in cases} == \
+        {c["citation_id"]: c["signal"] for c in cases}
+    number = got["cit-ev-number_changed"]
+    assert number["mismatch_terms"] == ["number:48000"]
+    assert "31,000" in number["passage_text"] and number["capture_time"] is not None
+
+
+def test_evidence_grader_confusion_in_agreement(demo_run):
+    files = sorted(demo_run.derived.glob("annotation_agreement/*/codebook=v1/data.parquet"))
+    rows = [r for f in files for r in pq.read_table(f).to_pylist()
+            if r["statistic"] == "evidence_confusion"]
+    assert rows, "no evidence_confusion rows in annotation_agreement"
+    assert {r["annotator_a"] for r in rows} == {evidence.GRADER}
+    assert {r["label_a"] for r in rows} <= set(evidence.SIGNALS)
+    assert {r["stratum"] for r in rows} >= {"overall"}
+    assert any(r["stratum"].startswith("engine=") for r in rows)
+    # the grader's rows never become gold: support_labels' basis stays human/grader_only
+    labels = pa.concat_tables(pq.read_table(f) for f in sorted(
+        demo_run.derived.glob("support_labels/*/codebook=v1/data.parquet")))
+    assert set(labels.column("basis").to_pylist()) <= {"human", "grader_only"}
