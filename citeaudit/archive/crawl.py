@@ -377,7 +377,12 @@ def write_log(raw: Path, observation_date: str, log: pa.Table, now: dt.datetime)
         return None
     folder = Path(raw) / LOG_FOLDER / observation_date
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{now.astimezone(dt.UTC).strftime('%Y%m%dT%H%M%S%fZ')}-{os.getpid()}.parquet"
+    stamp = max(now, dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"{stamp}-{os.getpid()}.parquet"
+    n = 1
+    while path.exists():  # two crawls in one microsecond of one process: keep both
+        path = folder / f"{stamp}-{os.getpid()}-{n}.parquet"
+        n += 1
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(log, tmp, compression="zstd")
     os.replace(tmp, path)

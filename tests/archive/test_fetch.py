@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pyarrow as pa
-import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from citeaudit.archive import crawl
