@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-## demo: generate the demo corpus into data/raw, run the whole pipeline, print a summary
+## demo: generate the demo corpus into data/raw, archive its last date live from a loopback
+##       site (127.0.0.1 only), run the whole pipeline, print a summary
 demo: $(STAMP)
 	$(VENV)/bin/citeaudit demo-corpus --out data/raw
+	$(VENV)/bin/citeaudit demo-archive --raw data/raw
 	$(VENV)/bin/citeaudit run --raw data/raw --derived data/derived
 
 ## test: the whole test suite (unit, golden pywb, bad files, assets, end-to-end dagster runs)
@@ -38,6 +40,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_alignment.py
 	$(PY) benchmarks/bench_scholarly.py
 	$(PY) benchmarks/bench_source_risk.py
+	$(PY) benchmarks/bench_fetch.py
 
 ## ui: the Dagster UI on the same instance (http://127.0.0.1:3000)
 ui: $(STAMP)

@@ -135,6 +135,7 @@ def plan(cited: pa.Table, known: pa.Table, settings: FetchSettings, now: dt.date
         "window_s": settings.reference_window_hours * 3600.0,
         "current_after_s": settings.current_after_days * 86400.0,
         "now": now,
+        "fetched_re": r"(^|/)citeaudit-\d{4}-\d{2}-\d{2}-\d{5}\.warc\.gz$",
     })
 
 

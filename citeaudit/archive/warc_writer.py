@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 import threading
 from dataclasses import dataclass
 from io import BytesIO
@@ -21,6 +20,8 @@ from pathlib import Path
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
+
+from citeaudit.layout import FETCHED_WARC_RE
 
 
 def software_version() -> str:
@@ -33,7 +34,7 @@ def software_version() -> str:
         return "0+unknown"
 
 
-FETCHED_RE = re.compile(r"^citeaudit-(\d{4}-\d{2}-\d{2})-(\d{5})\.warc\.gz$")
+FETCHED_RE = FETCHED_WARC_RE
 
 
 def fetched_name(observation_date: str, seq: int) -> str:

@@ -2,7 +2,8 @@
 -- readable capture is missing or older than $current_after_s seconds before $now: as its state
 -- near the reference time (`reference`) when no readable capture lies within
 -- $window_s seconds of that time, else as its current state (`current`). Otherwise it is
--- skipped (`skip`: a recent readable capture exists), which makes a rerun fetch nothing new.
+-- skipped (`skip`: a recent readable capture exists, or a recent capture of ours cut at the
+-- size limit), which makes a rerun fetch nothing new.
 -- The newest readable 2xx response with a digest is returned so an identical payload can be
 -- written as a revisit of it.
 -- Grain: one row per distinct canonical URL cited that day. Inputs: cited (url,
@@ -39,8 +40,16 @@ near AS (
     GROUP BY p.canonical_url
 ),
 newest AS (
+    -- our own truncated captures (a page over fetch.max_body_bytes) count as recent too, so
+    -- a rerun does not fetch an oversize page again
     SELECT urlkey, max(capture_time) AS newest_capture_time
-    FROM readable
+    FROM (
+        SELECT urlkey, capture_time FROM readable
+        UNION ALL
+        SELECT urlkey, capture_time FROM known
+        WHERE record_type = 'response' AND truncated AND error IS NULL
+            AND capture_time IS NOT NULL AND regexp_matches(file, $fetched_re)
+    )
     GROUP BY urlkey
 ),
 last_ok AS (

@@ -137,6 +137,10 @@ def test_oversize_body_is_truncated_and_marked(tmp_path):
     table = index_paths([(f, f.name) for f in tmp_path.rglob("*.warc.gz")], workers=1)
     big = [r for r in table.to_pylist() if (r["target_uri"] or "").endswith("/big")]
     assert big[0]["truncated"] is True
+    with FetchSite() as site:  # a rerun does not fetch the oversize page again
+        again = run(tmp_path, site, ["http://b.test/big"], max_body_bytes=50_000)
+    assert outcomes(again, "http://b.test/big") == ["skipped_recent_capture"]
+    assert site.log.requests == []
 
 
 def test_faults_are_outcomes_and_the_crawl_goes_on(tmp_path):
