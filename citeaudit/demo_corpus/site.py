@@ -279,5 +279,6 @@ def _cli(args: argparse.Namespace) -> int:
     print(f"demo-archive {out['date']}: {listed} ({out['requests']} requests to the "
           f"loopback site, {len(out['files'])} WARC file(s))", file=sys.stderr)
     for kind, got in out["planted"].items():
-        print(f"  planted {kind}: {', '.join(got)} (expected {EXPECTED[kind]})", file=sys.stderr)
+        print(f"  planted {kind}: {', '.join(got)} (a first crawl ends {EXPECTED[kind]})",
+              file=sys.stderr)
     return 0

@@ -249,3 +249,12 @@ def test_files_roll_over_and_are_renamed_when_closed(tmp_path):
     for f in res.files:
         with gzip.open(f) as fh:
             assert fh.read(8) == b"WARC/1.1"
+
+
+def test_tls_failure_is_an_outcome():
+    """An https origin that does not speak TLS (our plain loopback server) fails the handshake."""
+    with FetchSite() as site:
+        att = http_get("https://t.test/page1", via=site.origin.replace("http:", "https:"),
+                       user_agent="t", connect_timeout=2, read_timeout=2, total_timeout=3,
+                       max_body=1000)
+    assert att.outcome == "tls_error" and att.exchange is None
