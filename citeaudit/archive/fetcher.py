@@ -126,7 +126,11 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
         return done("dns_error", detail=f"{target.host}: reserved .invalid name")
     headers = [("Host", target.host_header), ("User-Agent", user_agent),
                ("Accept", "*/*"), ("Accept-Encoding", "identity"), ("Connection", "close")]
-    request_line = f"GET {target.path} HTTP/1.1"
+    # through --via the request goes to a proxy-like origin: absolute-form (RFC 9112 §3.2.2),
+    # so the origin knows the scheme as well as the host; the WARC records it as sent
+    request_target = (f"{urlsplit(url).scheme.lower()}://{target.host_header}{target.path}"
+                      if via else target.path)
+    request_line = f"GET {request_target} HTTP/1.1"
     conn: http.client.HTTPConnection
     if target.scheme == "https":
         conn = http.client.HTTPSConnection(target.connect_host, target.connect_port,
@@ -153,7 +157,7 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
         except OSError:
             ip = None
         try:
-            conn.putrequest("GET", target.path, skip_host=True, skip_accept_encoding=True)
+            conn.putrequest("GET", request_target, skip_host=True, skip_accept_encoding=True)
             for name, value in headers:
                 conn.putheader(name, value)
             conn.endheaders()

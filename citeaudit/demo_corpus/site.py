@@ -174,7 +174,11 @@ class DemoSite:
 
             def do_GET(self) -> None:
                 host = (self.headers.get("Host") or "").split(":")[0].lower()
-                path = self.path
+                path, scheme = self.path, None
+                if not path.startswith("/"):  # absolute-form (the crawler's --via): scheme too
+                    parts = urlsplit(path)
+                    scheme = parts.scheme.lower()
+                    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
                 with site._lock:
                     site.requests.append((host, path))
                 plain = [("Content-Type", "text/plain")]
@@ -189,7 +193,8 @@ class DemoSite:
                 if is_("busy", host, path) and host + path not in busy_seen:
                     busy_seen.add(host + path)
                     return self._send(429, plain + [("Retry-After", "1")], b"slow down")
-                scheme = "https" if f"https://{host}{path}" in site.pages else "http"
+                if scheme is None:
+                    scheme = "https" if f"https://{host}{path}" in site.pages else "http"
                 page = site.pages.get(f"{scheme}://{host}{path}")
                 if page is None:
                     return self._send(404, [("Content-Type", "text/html")], b"<h1>404</h1>")

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 BIG = 300_000
 
@@ -50,6 +51,9 @@ def _handler(log: SiteLog, slow_seconds: float):
         def do_GET(self) -> None:  # noqa: C901 - one branch per planted behaviour
             host = (self.headers.get("Host") or "").split(":")[0]
             path = self.path
+            if not path.startswith("/"):  # absolute-form, as a client sends through --via
+                parts = urlsplit(path)
+                path = parts.path + (f"?{parts.query}" if parts.query else "")
             n = log.add(host, path)
             if path == "/robots.txt":
                 if host.startswith("robots5xx"):
