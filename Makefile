@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
-## demo: generate the demo corpus into data/raw, run the whole pipeline, print a summary
+## demo: generate the demo corpus into data/raw, archive its last date live from a loopback
+##       site (127.0.0.1 only), run the whole pipeline, print a summary
 demo: $(STAMP)
 	$(VENV)/bin/citeaudit demo-corpus --out data/raw
+	$(VENV)/bin/citeaudit demo-archive --raw data/raw
 	$(VENV)/bin/citeaudit run --raw data/raw --derived data/derived
 	@printf '%s\n' "Real answers from an engine (docs/imports.md): citeaudit collect --engine openai|gemini|anthropic|perplexity --queries PANEL.jsonl --out RAW" "  or from saved API responses: citeaudit import openai|gemini|anthropic|perplexity RESPONSE.json... --out RAW, then citeaudit run --raw RAW"
 
@@ -41,6 +43,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_source_risk.py
 	$(PY) benchmarks/bench_nightly.py
 	$(PY) benchmarks/bench_evidence.py
+	$(PY) benchmarks/bench_fetch.py
 
 ## ui: the Dagster UI on the same instance (http://127.0.0.1:3000)
 ui: $(STAMP)

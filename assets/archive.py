@@ -1,34 +1,100 @@
-"""Archive asset: the capture index of every WARC/ARC record of one crawl date."""
+"""Archive assets: the live crawl of a day's cited pages (``fetched_captures``, ``fetch_log``)
+and the capture index of every WARC/ARC record of one date (``captures``)."""
 
 import dagster as dg
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from assets._metadata import table_metadata
-from citeaudit import parquet_io
+from citeaudit import config, parquet_io
+from citeaudit.archive import crawl
 from citeaudit.archive.index import index_paths
+from citeaudit.archive.schema import CAPTURES_TABLE_SCHEMA, with_origin
+from citeaudit.archive.warc_writer import fetched_files, is_fetched_file
 from citeaudit.layout import warc_files
 from pipelines.partitions import observation_date
 from pipelines.resources import PathsResource
 
 
+def _counts(table: pa.Table, column: str) -> dict[str, int]:
+    if table.num_rows == 0:
+        return {}
+    counts = pc.value_counts(table.column(column)).to_pylist()
+    return {str(v["values"]): v["counts"] for v in counts}
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "fetched_captures", group_name="archive", deps=["citations", "answers"],
+            description=(
+                "The capture index of the WARCs citeaudit's own crawl wrote for the date's "
+                "cited pages (warc/<crawl_date>/citeaudit-<date>-<seq>.warc.gz). The crawl runs "
+                "only when citeaudit.yaml enables fetch: (off by default)."),
+        ),
+        dg.AssetSpec(
+            "fetch_log", group_name="archive", deps=["citations"],
+            description="One row per fetch attempt or refusal of the date's crawls: URL, "
+                        "outcome, HTTP status, bytes, WARC file and offset.",
+        ),
+    ],
+    partitions_def=observation_date,
+)
+def fetch_cited_pages(context: dg.AssetExecutionContext, paths: PathsResource):
+    """Crawl the date's cited pages when fetching is enabled; index what was fetched."""
+    date = context.partition_key
+    settings = config.load(paths.raw).fetch
+    crawled = False
+    day = {"observation_date": date}
+    citations = parquet_io.read_optional(paths.derived, "citations", day)
+    answers = parquet_io.read_optional(paths.derived, "answers", day)
+    if settings.enabled and citations is not None and answers is not None:
+        result = crawl.archive_date(paths.raw, date, citations, answers, settings)
+        crawled = True
+        context.log.info(f"fetch {date}: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(_counts(result.log, "outcome").items())))
+    files = fetched_files(paths.raw, date)
+    table = with_origin(
+        index_paths([(f, f.relative_to(paths.raw).as_posix()) for f in files], workers=1),
+        "fetched")
+    path = parquet_io.write_partition(table, paths.derived, "fetched_captures",
+                                      {"observation_date": date})
+    yield dg.MaterializeResult(asset_key="fetched_captures", metadata=table_metadata(
+        table, path, warc_files=len(files), crawled=crawled))
+    log = crawl.read_logs(paths.raw, date)
+    path = parquet_io.write_partition(log, paths.derived, "fetch_log", {"observation_date": date})
+    yield dg.MaterializeResult(asset_key="fetch_log", metadata=table_metadata(log, path, **{
+        f"outcome_{k}": v for k, v in sorted(_counts(log, "outcome").items())}))
+
+
 @dg.asset(
     group_name="archive",
     partitions_def=observation_date,
+    deps=["fetched_captures"],
     description=(
-        "One row per WARC/ARC record of interest under warc/<crawl_date>/: offsets, SURT key, "
+        "One row per WARC/ARC record of interest: the supplied WARCs under warc/<crawl_date>/ "
+        "and the fetched WARCs of that date (origin supplied/fetched): offsets, SURT key, "
         "status, redirect target, digests (declared and verified), revisit targets, and a reason "
         "for every unreadable or truncated record."
     ),
 )
 def captures(context: dg.AssetExecutionContext, paths: PathsResource) -> dg.MaterializeResult:
-    """Index the date's WARC files (several in parallel) into one parquet partition."""
+    """Index the date's supplied WARC files (several in parallel) and add the fetched ones."""
     date = context.partition_key
-    files = warc_files(paths.raw, date)
-    table = index_paths([(f, f.relative_to(paths.raw).as_posix()) for f in files])
+    files = [f for f in warc_files(paths.raw, date) if not is_fetched_file(f)]
+    supplied = with_origin(index_paths([(f, f.relative_to(paths.raw).as_posix()) for f in files]),
+                           "supplied")
+    fetched = parquet_io.read_optional(paths.derived, "fetched_captures",
+                                       {"observation_date": date})
+    fetched = fetched.select(CAPTURES_TABLE_SCHEMA.names).cast(CAPTURES_TABLE_SCHEMA) \
+        if fetched is not None and fetched.num_rows else CAPTURES_TABLE_SCHEMA.empty_table()
+    table = pa.concat_tables([supplied, fetched]).sort_by(
+        [("file", "ascending"), ("offset", "ascending")])
     path = parquet_io.write_partition(table, paths.derived, "captures", {"crawl_date": date})
     errors = (
         table.num_rows - pc.sum(pc.is_null(table.column("error"))).as_py() if table.num_rows else 0
     )
     return dg.MaterializeResult(
-        metadata=table_metadata(table, path, warc_files=len(files), records_with_error=errors)
+        metadata=table_metadata(table, path, warc_files=len(files), records_with_error=errors,
+                                fetched_records=fetched.num_rows)
     )

@@ -5,6 +5,7 @@ citeaudit run [--raw DIR] [--derived DIR]     materialize every asset for the da
 citeaudit backfill --codebook V [--from D]    recompute one codebook's judged assets
 citeaudit status                              per asset and partition: materialized/stale/failed
 citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compatible CDXJ)
+citeaudit archive --raw DIR [--date D] [--via URL]  capture the cited pages into WARC
 citeaudit summary [--derived DIR]             print the summary of the last run
 citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
 citeaudit conformance --out DIR               run the seed 000 source-risk conformance suite
@@ -27,6 +28,7 @@ from rich.console import Console
 
 from citeaudit import demo_corpus, ops_cli
 from citeaudit.archive import cli as archive_cli
+from citeaudit.archive import fetch_cli
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 
@@ -88,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     ops_cli.register_cli(sub)
 
     archive_cli.register_cli(sub)
+    fetch_cli.register_cli(sub)
     from citeaudit.source_risk.conformance import cli as conformance_cli
 
     conformance_cli.register_cli(sub)

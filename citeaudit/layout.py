@@ -8,9 +8,13 @@ reported, not silently read or silently dropped.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
+# WARCs citeaudit's own crawl writes: warc/<crawl_date>/citeaudit-<observation_date>-<seq>.warc.gz.
+# They belong to their observation date's captures, whatever day they were crawled.
+FETCHED_WARC_RE = re.compile(r"^citeaudit-(\d{4}-\d{2}-\d{2})-(\d{5})\.warc\.gz$")
 DATED_FOLDERS = ("answers", "warc")
 
 
@@ -34,6 +38,11 @@ def _is_iso_date(name: str) -> bool:
         return False
 
 
+def _only_fetched(folder: Path) -> bool:
+    files = [p for p in folder.rglob("*") if is_archive(p)]
+    return bool(files) and all(FETCHED_WARC_RE.match(p.name) for p in files)
+
+
 def discover_dates(raw: Path) -> tuple[list[str], list[Path]]:
     """(dates found under answers/ and warc/, sorted; folders there that are not dates)."""
     dates: set[str] = set()
@@ -44,6 +53,8 @@ def discover_dates(raw: Path) -> tuple[list[str], list[Path]]:
             continue
         for child in sorted(folder.iterdir()):
             if child.is_dir() and _is_iso_date(child.name):
+                if top == "warc" and _only_fetched(child):
+                    continue  # a crawl day of citeaudit's own fetches, not a date of inputs
                 dates.add(child.name)
             elif child.is_dir():
                 strays.append(child)

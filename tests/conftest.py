@@ -71,6 +71,7 @@ def _build_demo_run(root: Path) -> None:
 
     raw, derived, home = root / "raw", root / "derived", root / "home"
     demo_corpus.generate(raw, seed=DEMO_SEED, answers=DEMO_ANSWERS, days=DEMO_DAYS)
+    demo_corpus.site.archive_live(raw)  # as `make demo`: the last date archived live too
     home.mkdir()
     shutil.copyfile(PROJECT / "dagster.yaml", home / "dagster.yaml")
     with pytest.MonkeyPatch.context() as mp:

@@ -133,7 +133,8 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
     cites = con.table("cites").to_arrow_table()
     span = _window_dates(cites)
     if capture_paths is None:
-        capture_paths = capture_files(derived, *span) if span else []
+        # later crawl dates too: L1 `changed` compares with the newest capture, whenever taken
+        capture_paths = capture_files(derived, span[0], None) if span else []
         originals = capture_files(derived, None, span[1]) if span else []
     else:
         originals = capture_paths

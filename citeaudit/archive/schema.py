@@ -42,6 +42,19 @@ index: the declared WARC-Payload-Digest, or for records without one (ARC, some r
 ``sha1:`` base32 digest computed over the payload, as cdxj-indexer does. ``error`` holds one
 or more codes joined by ``;``."""
 
+ORIGINS = ("supplied", "fetched")
+CAPTURES_TABLE_SCHEMA = CAPTURE_SCHEMA.append(pa.field("origin", pa.string()))
+"""The ``captures`` table: the index rows plus ``origin``, ``supplied`` for WARCs somebody
+else made, ``fetched`` for those citeaudit's own crawl wrote."""
+
+
+def with_origin(table: pa.Table, origin: str) -> pa.Table:
+    """The index rows with their ``origin`` column (one of :data:`ORIGINS`)."""
+    assert origin in ORIGINS
+    return table.append_column(CAPTURES_TABLE_SCHEMA.field("origin"),
+                               pa.array([origin] * table.num_rows, pa.string()))
+
+
 _COLUMNS = CAPTURE_SCHEMA.names
 
 READERS = ("auto", "warcio", "fastwarc")

@@ -6,7 +6,16 @@ inputs the pipeline reads (``answers/``, ``warc/``, ``annotations/``, ``codebook
 subcommand. See :mod:`citeaudit.demo_corpus.generate` for the layout and the rules.
 """
 
-from citeaudit.demo_corpus.cli import register_cli
+from typing import Any
+
+from citeaudit.demo_corpus import site
+from citeaudit.demo_corpus.cli import register_cli as _register_corpus_cli
 from citeaudit.demo_corpus.generate import generate
+
+
+def register_cli(subparsers: Any) -> None:
+    """Add ``demo-corpus`` and ``demo-archive`` (the demo's live crawl of its own site)."""
+    _register_corpus_cli(subparsers)
+    site.register_cli(subparsers)
 
 __all__ = ["generate", "register_cli"]

@@ -37,7 +37,8 @@ from citeaudit.demo_corpus.world import Panel, Params, World, load_external_quer
 DEFAULT_WARC_MAX_BYTES = 48 * 1024 * 1024
 OWNED = ("answers", "warc", "annotations/support", "annotations/source_risk",
          "annotations/annotators.csv",
-         "codebooks/v1.yaml", "codebooks/v2.yaml", "registry", "ground_truth.json")
+         "codebooks/v1.yaml", "codebooks/v2.yaml", "registry", "ground_truth.json",
+         "citeaudit.yaml", "fetch_logs")
 LINE_KINDS = ("malformed_json", "missing_field", "wrong_type", "span_out_of_range",
               "invalid_timestamp", "duplicate_id")
 CLAIM_KINDS = ("missing_citation", "malformed_web", "malformed_rag", "hallucinated_citation",

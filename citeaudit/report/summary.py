@@ -75,6 +75,7 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
     summary.render(derived, console)
     _render_support_levels(derived, console)
     _render_metadata(derived, console)
+    _render_fetch(derived, console)
     catalog = derived / CATALOG_FILE
     footer = [
         f"\nOutputs: parquet under {derived}/<asset>/, catalog {catalog}",
@@ -87,6 +88,28 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         console.print(line, soft_wrap=True, highlight=False)
     report_terminal.render(derived, console)  # last: report paths and headline per engine
     return row
+
+
+def _render_fetch(derived: Path, console: Console) -> None:
+    """The live crawl's outcomes (fetch_log), when some date was archived live."""
+    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    try:
+        views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
+        rows = (duck.query(con, "archive/count_fetch_outcomes").to_pylist()
+                if "fetch_log" in views else [])
+    finally:
+        con.close()
+    if not rows:
+        return
+    table = Table(title="live fetches (fetch_log)", title_justify="left")
+    for name in ("date", "requests", "outcome"):
+        table.add_column(name)
+    table.add_column("n", justify="right")
+    table.add_column("bytes", justify="right")
+    for r in rows:
+        table.add_row(str(r["observation_date"]), r["requests"], r["outcome"], _fmt(r["n"]),
+                      _fmt(r["bytes"]))
+    console.print(table)
 
 
 SUPPORT_LEVEL_COLUMNS = ("codebook", "judged", "items", "fully_supported",

@@ -1,6 +1,7 @@
 -- Purpose: L1 existence (DESIGN §5): pass (final 2xx, content unchanged), dead (final 4xx/5xx
--- or a recorded redirect loop), changed (final 2xx but a later capture in the window has other
--- content), unknown (anything unresolved, with its reason). Unknown is never pass or dead.
+-- or a recorded redirect loop), changed (final 2xx, but the newest capture after the reference
+-- time, whenever taken, has other content or is gone: later_change says which), unknown
+-- (anything unresolved, with its reason). Unknown is never pass or dead.
 -- Grain: one row per citation. Input: citation_captures.
 SELECT
     answer_id, claim_id, citation_id,
@@ -15,13 +16,12 @@ SELECT
     CASE
         WHEN resolution_issue IS NOT NULL THEN resolution_issue
         WHEN final_status BETWEEN 400 AND 599 THEN 'http_' || final_status
-        WHEN final_status BETWEEN 200 AND 299 AND later_content_differs
-            THEN 'content_changed_since_citation'
+        WHEN final_status BETWEEN 200 AND 299 AND later_content_differs THEN later_change
         WHEN final_status BETWEEN 200 AND 299 THEN 'ok'
         WHEN final_status IS NULL THEN 'missing_http_status'
         ELSE 'unexpected_status_' || final_status
     END AS reason,
     drift_seconds, hops, final_status, final_uri, payload_sha256, reference_time,
-    capture_time
+    capture_time, later_capture_time
 FROM citation_captures
 ORDER BY answer_id, claim_id, citation_id

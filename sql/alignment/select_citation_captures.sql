@@ -73,7 +73,9 @@ SELECT
     r.revisit_match,
     r.orig_time AS revisit_original_time,
     lt.later_capture_time,
-    lt.later_capture_time IS NOT NULL AS later_content_differs,
+    lt.later_status,
+    lt.later_change,
+    lt.later_change IS NOT NULL AS later_content_differs,
     CASE WHEN l.hop > 0 THEN l.visited END AS chain_keys,
     CASE
         WHEN ci.url_error IS NOT NULL THEN ci.url_error

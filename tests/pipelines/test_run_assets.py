@@ -42,6 +42,8 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "claims",
         "citations",
         "rejected_inputs",
+        "fetched_captures",
+        "fetch_log",
         "captures",
         "claim_checks",
         "answer_checks",

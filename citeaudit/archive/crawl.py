@@ -1,0 +1,440 @@
+"""The live crawl of one observation date: plan (SQL), polite fetches, WARC, ``fetch_log``.
+
+1. The day's cited URLs are canonicalized (tracking parameters stripped, the same SURT key the
+   capture index uses) and planned in SQL against the captures already on disk
+   (``sql/archive/select_fetch_plan.sql``): fetched for the reference time when no readable
+   capture lies near it, fetched as the current state when the newest is older than
+   ``current_after_days``, else skipped with a ``skipped_recent_capture`` row.
+2. Pages are fetched per host in a thread pool of ``concurrency`` workers; :class:`HostGate`
+   keeps one connection per host and the delay between requests; robots.txt is obeyed.
+3. Redirects are not followed silently: each hop is fetched (and checked against robots and
+   the host lists) and archived as its own record, at most ``max_redirects`` hops.
+4. Retries only after 429, 503 and connection resets, at most ``max_retries``, waiting for
+   ``Retry-After`` (capped at ``max_retry_after_seconds``) or an exponential backoff.
+
+Where a capture comes from is a *source*: :func:`crawl` is the live source; an archive lookup
+can be another function returning the same ``fetch_log`` rows and WARC records. Outcomes are
+plain strings (:data:`OUTCOMES` lists the ones this source writes), so a source may add names.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import fnmatch
+import hashlib
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+
+import pyarrow as pa
+
+from citeaudit import duck
+from citeaudit.archive.fetcher import Attempt, HostGate, RobotsCache, host_matches, http_get
+from citeaudit.archive.url_keys import url_to_urlkey
+from citeaudit.archive.warc_writer import (
+    FetchWarcWriter,
+    Written,
+    default_info,
+    software_version,
+)
+from citeaudit.config import FetchSettings
+
+OUTCOMES = (
+    "fetched", "not_modified", "robots_disallowed", "host_denied", "timeout", "dns_error",
+    "tls_error", "connection_error", "connection_reset", "bad_response", "too_large",
+    "gave_up_after_retries", "retry_scheduled", "skipped_recent_capture", "unsupported_url",
+    "redirect_loop", "too_many_redirects",
+)
+"""Outcome names of the live source. ``not_modified``: fetched, payload identical to the last
+capture, written as a revisit record. ``retry_scheduled``: an attempt answered 429/503 or reset
+that will be tried again. ``too_large``: body cut at ``max_body_bytes`` (WARC-Truncated)."""
+
+RETRY_STATUSES = (429, 503)
+
+FETCH_LOG_SCHEMA = pa.schema([
+    pa.field("cited_url", pa.string()),
+    pa.field("canonical_key", pa.string()),
+    pa.field("url", pa.string()),
+    pa.field("purpose", pa.string()),
+    pa.field("hop", pa.int32()),
+    pa.field("attempt", pa.int32()),
+    pa.field("requested_at", pa.timestamp("us", tz="UTC")),
+    pa.field("elapsed_ms", pa.int64()),
+    pa.field("outcome", pa.string(), nullable=False),
+    pa.field("http_status", pa.int32()),
+    pa.field("bytes", pa.int64()),
+    pa.field("redirect_location", pa.string()),
+    pa.field("ip_address", pa.string()),
+    pa.field("record_type", pa.string()),
+    pa.field("warc_file", pa.string()),
+    pa.field("warc_offset", pa.int64()),
+    pa.field("warc_length", pa.int64()),
+    pa.field("detail", pa.string()),
+])
+
+
+def canonical_url(url: str | None, strip: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """(canonical URL, SURT key) of a cited URL, or (None, None) when it is not fetchable.
+
+    The same steps as the alignment's canonicalization: scheme and host lower-cased, default
+    port and fragment dropped, empty path ``/``, parameters matching ``strip`` removed.
+    """
+    if url is None or not url.strip() or any(c.isspace() for c in url.strip()):
+        return None, None
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None, None
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    default = {"http": 80, "https": 443}.get(scheme)
+    if default is None or not host:
+        return None, None
+    netloc = host if port in (None, default) else f"{host}:{port}"
+    if parts.username or parts.password:
+        netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
+    kept = [q for q in parts.query.split("&") if q and not any(
+        fnmatch.fnmatchcase(unquote(q.split("=", 1)[0].replace("+", " ")).lower(), g.lower())
+        for g in strip)]
+    canon = urlunsplit((scheme, netloc, parts.path or "/", "&".join(kept), ""))
+    return canon, url_to_urlkey(canon)
+
+
+def cited_table(citations: pa.Table, answers: pa.Table, strip: tuple[str, ...]) -> pa.Table:
+    """url, canonical_url, canonical_key, url_error, reference_time per citation."""
+    con = duck.connect()
+    con.register("citations", citations.select(["answer_id", "url", "retrieved_at"]))
+    con.register("answers", answers.select(["answer_id", "observed_at"]))
+    refs = con.sql(
+        "SELECT c.url, coalesce(c.retrieved_at, a.observed_at::TIMESTAMPTZ) AS reference_time "
+        "FROM citations AS c LEFT JOIN answers AS a USING (answer_id)").to_arrow_table()
+    keyed = {u: canonical_url(u, strip) for u in set(refs.column("url").to_pylist())}
+    urls = refs.column("url").to_pylist()
+    return pa.table({
+        "url": urls,
+        "canonical_url": [keyed[u][0] for u in urls],
+        "canonical_key": [keyed[u][1] for u in urls],
+        "url_error": [None if keyed[u][0] else "invalid_url" for u in urls],
+        "reference_time": refs.column("reference_time"),
+    })
+
+
+def plan(cited: pa.Table, known: pa.Table, settings: FetchSettings, now: dt.datetime
+         ) -> pa.Table:
+    """The fetch plan (see sql/archive/select_fetch_plan.sql)."""
+    con = duck.connect()
+    con.register("cited", cited)
+    con.register("known", known)
+    return duck.query(con, "archive/select_fetch_plan", {
+        "window_s": settings.reference_window_hours * 3600.0,
+        "current_after_s": settings.current_after_days * 86400.0,
+        "now": now,
+        "fetched_re": r"(^|/)citeaudit-\d{4}-\d{2}-\d{2}-\d{5}\.warc\.gz$",
+    })
+
+
+@dataclass
+class CrawlResult:
+    """The crawl's log rows and the WARC files it closed (relative to raw)."""
+
+    log: pa.Table
+    files: list[Path]
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+        self._lock = threading.Lock()
+
+    def add(self, **row) -> None:
+        full = dict.fromkeys(FETCH_LOG_SCHEMA.names) | row
+        with self._lock:
+            self.rows.append(full)
+
+    def table(self) -> pa.Table:
+        rows = sorted(self.rows, key=lambda r: (
+            r["cited_url"] or "", r["purpose"] == "robots", r["hop"] or 0, r["attempt"] or 0,
+            r["url"] or ""))
+        return pa.Table.from_pylist(rows, FETCH_LOG_SCHEMA)
+
+
+class _Crawler:
+    def __init__(self, settings: FetchSettings, writer: FetchWarcWriter,
+                 sleep: Callable[[float], None]) -> None:
+        self.s = settings
+        self.writer = writer
+        self.sleep = sleep
+        self.ua = settings.user_agent_string(software_version())
+        self.gate = HostGate(settings.per_host_delay_seconds, sleep)
+        self.log = _Log()
+        self.robots = RobotsCache(self._fetch_robots)
+        self.last: dict[str, tuple[str, str, str]] = {}
+
+    def _get(self, url: str) -> Attempt:
+        s = self.s
+        return http_get(url, via=s.via, user_agent=self.ua,
+                        connect_timeout=s.connect_timeout_seconds,
+                        read_timeout=s.read_timeout_seconds,
+                        total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes)
+
+    def _polite_get(self, url: str) -> Attempt:
+        host = (urlsplit(url).hostname or "").lower()
+        with self.gate.slot(host) as defer:
+            att = self._get(url)
+            if att.retry_after is not None and att.status in RETRY_STATUSES:
+                defer(min(att.retry_after, self.s.max_retry_after_seconds))
+        return att
+
+    def _fetch_robots(self, url: str) -> Attempt:
+        att = self._polite_get(url)
+        where = self.writer.write_exchange(att.exchange) if att.exchange else None
+        self._record(att, cited_url=None, key=None, purpose="robots", hop=0, attempt=1,
+                     where=where, record_type="response" if where else None)
+        return att
+
+    def _record(self, att: Attempt, *, cited_url, key, purpose, hop, attempt, where: Written | None,
+                record_type: str | None, outcome: str | None = None, detail: str | None = None
+                ) -> None:
+        self.log.add(
+            cited_url=cited_url, canonical_key=key, url=att.url, purpose=purpose, hop=hop,
+            attempt=attempt, requested_at=att.started_at, elapsed_ms=att.elapsed_ms,
+            outcome=outcome or att.outcome, http_status=att.status,
+            bytes=len(att.exchange.body) if att.exchange else None,
+            redirect_location=att.location if att.status and 300 <= att.status < 400 else None,
+            ip_address=att.exchange.ip_address if att.exchange else None,
+            record_type=record_type, warc_file=where.file if where else None,
+            warc_offset=where.offset if where else None,
+            warc_length=where.length if where else None, detail=detail or att.detail)
+
+    def _refusal(self, url: str) -> tuple[str, str] | None:
+        host = (urlsplit(url).hostname or "").lower()
+        if self.s.deny_hosts and host_matches(host, self.s.deny_hosts):
+            return "host_denied", "host on fetch.deny_hosts"
+        if self.s.allow_hosts and not host_matches(host, self.s.allow_hosts):
+            return "host_denied", "host not on fetch.allow_hosts"
+        return None
+
+    def page(self, row: dict) -> None:
+        """Fetch one planned page and its redirect hops; every attempt is a log row."""
+        cited, key, purpose = row["canonical_url"], row["canonical_key"], row["purpose"]
+        url, seen = cited, set()
+        for hop in range(self.s.max_redirects + 1):
+            seen.add(url)
+            now = dt.datetime.now(dt.UTC)
+            hop_key = key if hop == 0 else (canonical_url(url, ())[1] or None)
+            stub = Attempt(url, "", now, 0)
+            refusal = self._refusal(url)
+            if refusal is None and not url.lower().startswith(("http://", "https://")):
+                refusal = ("unsupported_url", "only absolute http(s) URLs are fetched")
+            if refusal is None:
+                ok, outcome, why = self.robots.allowed(url)
+                if not ok:
+                    refusal = (outcome or "robots_disallowed", why or "")
+            if refusal is not None:
+                self._record(stub, cited_url=cited, key=hop_key, purpose=purpose, hop=hop,
+                             attempt=0, where=None, record_type=None, outcome=refusal[0],
+                             detail=refusal[1])
+                return
+            att = self._with_retries(url, cited, hop_key, purpose, hop)
+            if att is None:
+                return
+            loc = att.location
+            if not (att.status and 300 <= att.status < 400 and loc):
+                return
+            try:
+                url = urljoin(url, loc.strip())
+            except ValueError:
+                return
+            if url in seen:
+                self._record(Attempt(url, "", dt.datetime.now(dt.UTC), 0), cited_url=cited,
+                             key=None, purpose=purpose, hop=hop + 1, attempt=0, where=None,
+                             record_type=None, outcome="redirect_loop",
+                             detail="redirect back to a URL of this chain")
+                return
+        self._record(Attempt(url, "", dt.datetime.now(dt.UTC), 0), cited_url=cited, key=None,
+                     purpose=purpose, hop=self.s.max_redirects + 1, attempt=0, where=None,
+                     record_type=None, outcome="too_many_redirects",
+                     detail=f"more than {self.s.max_redirects} redirects")
+
+    def _with_retries(self, url, cited, key, purpose, hop) -> Attempt | None:
+        """Fetch with bounded retries; archive and log the result. None when nothing archived."""
+        for attempt in range(1, self.s.max_retries + 2):
+            att = self._polite_get(url)
+            retryable = att.status in RETRY_STATUSES or att.outcome == "connection_reset"
+            if retryable and attempt <= self.s.max_retries:
+                wait = att.retry_after if att.retry_after is not None else \
+                    self.s.retry_backoff_seconds * 2 ** (attempt - 1)
+                self._record(att, cited_url=cited, key=key, purpose=purpose, hop=hop,
+                             attempt=attempt, where=None, record_type=None,
+                             outcome="retry_scheduled",
+                             detail=f"retry in {min(wait, self.s.max_retry_after_seconds):g} s")
+                if att.retry_after is None:
+                    self.sleep(min(wait, self.s.max_retry_after_seconds))
+                continue
+            if retryable:
+                self._record(att, cited_url=cited, key=key, purpose=purpose, hop=hop,
+                             attempt=attempt, where=None, record_type=None,
+                             outcome="gave_up_after_retries")
+                return None
+            if att.exchange is None:
+                self._record(att, cited_url=cited, key=key, purpose=purpose, hop=hop,
+                             attempt=attempt, where=None, record_type=None)
+                return None
+            revisit = None
+            if hop == 0 and att.outcome == "fetched":
+                revisit = self._same_as_last(att)
+            where = self.writer.write_exchange(att.exchange, revisit)
+            self._record(att, cited_url=cited, key=key, purpose=purpose, hop=hop,
+                         attempt=attempt, where=where,
+                         record_type="revisit" if revisit else "response",
+                         outcome="not_modified" if revisit else None)
+            return att
+        return None
+
+    def _same_as_last(self, att: Attempt) -> tuple[str, str, str] | None:
+        prev = self.last.get(att.url)
+        if prev is None or att.exchange is None:
+            return None
+        raw = hashlib.sha1(att.exchange.body).digest()
+        digest = "sha1:" + base64.b32encode(raw).decode("ascii")
+        return (digest, prev[1], prev[2]) if digest.upper() == prev[0].upper() else None
+
+
+def _normal_digest(d: str | None) -> str | None:
+    if not d:
+        return None
+    return "sha1:" + (d.split(":", 1)[1] if ":" in d else d)
+
+
+def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_date: str, *,
+          now: dt.datetime | None = None, sleep: Callable[[float], None] | None = None,
+          progress: Callable[[int, int], None] | None = None) -> CrawlResult:
+    """Fetch the planned pages (see the module docstring); never raises for a bad page."""
+    import time
+
+    now = now or dt.datetime.now(dt.UTC)
+    crawl_date = now.astimezone(dt.UTC).date().isoformat()
+    ua = settings.user_agent_string(software_version())
+    writer = FetchWarcWriter(raw, crawl_date, observation_date, max_bytes=settings.warc_max_bytes,
+                             info=default_info(settings.operator, settings.contact, ua,
+                                               settings.via))
+    crawler = _Crawler(settings, writer, sleep or time.sleep)
+    rows = plan_rows.to_pylist()
+    crawler.last = {r["canonical_url"]: (_normal_digest(r["last_digest"]), r["last_uri"],
+                                         r["last_time"].strftime("%Y-%m-%dT%H:%M:%SZ"))
+                    for r in rows if r["last_digest"] and r["last_time"]}
+    todo: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r["purpose"] == "skip":
+            crawler.log.add(cited_url=r["canonical_url"], canonical_key=r["canonical_key"],
+                            url=r["canonical_url"], purpose="skip", hop=0, attempt=0,
+                            outcome="skipped_recent_capture",
+                            detail=f"newest readable capture {r['newest_capture_time']}")
+        else:
+            todo[(urlsplit(r["canonical_url"]).hostname or "").lower()].append(r)
+    total = sum(len(v) for v in todo.values())
+    done = [0]
+    lock = threading.Lock()
+
+    def run_host(pages: Iterable[dict]) -> None:
+        for r in pages:
+            try:
+                crawler.page(r)
+            except Exception as exc:  # a bug must not lose the page: log it, go on
+                crawler.log.add(cited_url=r["canonical_url"], canonical_key=r["canonical_key"],
+                                url=r["canonical_url"], purpose=r["purpose"], hop=0, attempt=0,
+                                outcome="internal_error", detail=f"{type(exc).__name__}: {exc}")
+            with lock:
+                done[0] += 1
+                if progress:
+                    progress(done[0], total)
+
+    try:
+        with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
+            for f in [pool.submit(run_host, todo[h]) for h in sorted(todo)]:
+                f.result()
+    finally:
+        files = writer.close()
+    return CrawlResult(crawler.log.table(), files)
+
+
+LOG_FOLDER = "fetch_logs"
+
+
+def write_log(raw: Path, observation_date: str, log: pa.Table, now: dt.datetime) -> Path | None:
+    """Keep one crawl's log beside the raw inputs (``raw/fetch_logs/<date>/<time>-<pid>.parquet``,
+    temp file then rename): it is a record of what happened at crawl time, like the WARCs."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    if log.num_rows == 0:
+        return None
+    folder = Path(raw) / LOG_FOLDER / observation_date
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = max(now, dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"{stamp}-{os.getpid()}.parquet"
+    n = 1
+    while path.exists():  # two crawls in one microsecond of one process: keep both
+        path = folder / f"{stamp}-{os.getpid()}-{n}.parquet"
+        n += 1
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(log, tmp, compression="zstd")
+    os.replace(tmp, path)
+    return path
+
+
+def read_logs(raw: Path, observation_date: str) -> pa.Table:
+    """Every crawl log of one observation date, oldest crawl first."""
+    import pyarrow.parquet as pq
+
+    folder = Path(raw) / LOG_FOLDER / observation_date
+    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    if not files:
+        return FETCH_LOG_SCHEMA.empty_table()
+    return pa.concat_tables([pq.read_table(f).cast(FETCH_LOG_SCHEMA) for f in files])
+
+
+def known_captures(raw: Path, observation_date: str, days: int = 2) -> pa.Table:
+    """The capture index of the supplied WARCs of the crawl dates within ``days`` of the date
+    and of every fetched WARC of that date: what the plan compares against."""
+    from citeaudit.archive.index import index_paths
+    from citeaudit.archive.warc_writer import fetched_files, is_fetched_file
+    from citeaudit.layout import warc_files
+
+    day = dt.date.fromisoformat(observation_date)
+    files: list[Path] = []
+    for k in range(-days, days + 1):
+        d = (day + dt.timedelta(days=k)).isoformat()
+        files += [f for f in warc_files(raw, d) if not is_fetched_file(f)]
+    files += fetched_files(raw, observation_date)
+    raw = Path(raw)
+    return index_paths([(f, f.relative_to(raw).as_posix()) for f in files], workers=1)
+
+
+def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers: pa.Table,
+                 settings: FetchSettings, *, now: dt.datetime | None = None,
+                 sleep: Callable[[float], None] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> CrawlResult:
+    """Plan and crawl one observation date; the log is also kept under ``raw/fetch_logs``."""
+    now = now or dt.datetime.now(dt.UTC)
+    cited = cited_table(citations, answers, settings.strip_params)
+    todo = plan(cited, known_captures(raw, observation_date), settings, now)
+    result = crawl(todo, settings, raw, observation_date, now=now, sleep=sleep,
+                   progress=progress)
+    bad = sorted({u for u, e in zip(cited.column("url").to_pylist(),
+                                    cited.column("url_error").to_pylist(), strict=True) if e},
+                 key=lambda u: u or "")
+    if bad:
+        rows = [dict.fromkeys(FETCH_LOG_SCHEMA.names) | {
+            "cited_url": u, "url": u, "purpose": "reference", "hop": 0, "attempt": 0,
+            "outcome": "unsupported_url", "detail": "not an absolute http(s) URL"} for u in bad]
+        result.log = pa.concat_tables([result.log, pa.Table.from_pylist(rows, FETCH_LOG_SCHEMA)])
+    write_log(raw, observation_date, result.log, now)
+    return result

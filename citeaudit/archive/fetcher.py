@@ -1,0 +1,321 @@
+"""One polite HTTP GET, recorded as sent and received, and the per-host politeness around it.
+
+Why not ``requests``: a WARC must hold the request as sent and the response as received (status
+line, headers in order, the peer's IP address), a body cut at a size limit, and redirects *not*
+followed; :mod:`http.client` gives all of that directly. Every failure becomes an outcome name
+(``timeout``, ``dns_error``, ``tls_error``, ``connection_error``, ``bad_response``, ...), never an
+exception, so one bad host cannot stop a crawl.
+
+Politeness (:class:`HostGate`): at most one connection per host at a time and at least
+``delay`` seconds from the end of one request to the start of the next on that host; a
+``Retry-After`` pushes the host's next slot further. Robots (:class:`RobotsCache`): robots.txt
+fetched once per host per run and parsed with protego; a 4xx robots.txt allows everything, a
+5xx or an unreachable one disallows everything (RFC 9309 §2.3.1), each with its own log row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import http.client
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from protego import Protego
+
+from citeaudit.archive.warc_writer import HttpExchange
+
+CHUNK = 64 * 1024
+
+
+@dataclass
+class Attempt:
+    """The result of one GET: an exchange to archive, or the outcome that left none."""
+
+    url: str
+    outcome: str
+    started_at: dt.datetime
+    elapsed_ms: int
+    exchange: HttpExchange | None = None
+    status: int | None = None
+    detail: str | None = None
+    retry_after: float | None = None
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a URL's request goes: scheme, host and port to connect to, Host header, path."""
+
+    scheme: str
+    connect_host: str
+    connect_port: int
+    host_header: str
+    path: str
+    host: str
+
+
+def host_matches(host: str, patterns: tuple[str, ...]) -> bool:
+    """True when ``host`` is one of ``patterns`` or a subdomain of one."""
+    return any(host == p or host.endswith("." + p) for p in patterns)
+
+
+def resolve_target(url: str, via: str | None) -> Target | str:
+    """The :class:`Target` of an http(s) URL, or an outcome name (``unsupported_url``)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "unsupported_url"
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if scheme not in ("http", "https") or not host:
+        return "unsupported_url"
+    default = 443 if scheme == "https" else 80
+    host_header = host if port in (None, default) else f"{host}:{port}"
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    if via:
+        v = urlsplit(via)
+        vport = v.port or (443 if v.scheme == "https" else 80)
+        return Target(v.scheme, v.hostname or "127.0.0.1", vport, host_header, path, host)
+    return Target(scheme, host, port or default, host_header, path, host)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), or None."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: float,
+             read_timeout: float, total_timeout: float, max_body: int) -> Attempt:
+    """One GET of ``url`` (no redirect followed), never raising; see the module docstring."""
+    started = _utcnow()
+    t0 = time.monotonic()
+
+    def done(outcome: str, **kw) -> Attempt:
+        return Attempt(url, outcome, started, int((time.monotonic() - t0) * 1000), **kw)
+
+    target = resolve_target(url, via)
+    if isinstance(target, str):
+        return done(target, detail="only absolute http(s) URLs are fetched")
+    if target.host.endswith(".invalid"):
+        # RFC 6761: names under .invalid never resolve; do not ask a resolver
+        return done("dns_error", detail=f"{target.host}: reserved .invalid name")
+    headers = [("Host", target.host_header), ("User-Agent", user_agent),
+               ("Accept", "*/*"), ("Accept-Encoding", "identity"), ("Connection", "close")]
+    # through --via the request goes to a proxy-like origin: absolute-form (RFC 9112 §3.2.2),
+    # so the origin knows the scheme as well as the host; the WARC records it as sent
+    request_target = (f"{urlsplit(url).scheme.lower()}://{target.host_header}{target.path}"
+                      if via else target.path)
+    request_line = f"GET {request_target} HTTP/1.1"
+    conn: http.client.HTTPConnection
+    if target.scheme == "https":
+        conn = http.client.HTTPSConnection(target.connect_host, target.connect_port,
+                                           timeout=connect_timeout,
+                                           context=ssl.create_default_context())
+    else:
+        conn = http.client.HTTPConnection(target.connect_host, target.connect_port,
+                                          timeout=connect_timeout)
+    try:
+        try:
+            conn.connect()
+        except TimeoutError:
+            return done("timeout", detail="connect timeout")
+        except socket.gaierror as exc:
+            return done("dns_error", detail=str(exc))
+        except ssl.SSLError as exc:
+            return done("tls_error", detail=str(exc))
+        except OSError as exc:
+            return done("connection_error", detail=f"connect: {exc}")
+        assert conn.sock is not None
+        conn.sock.settimeout(read_timeout)
+        try:
+            ip = conn.sock.getpeername()[0]
+        except OSError:
+            ip = None
+        try:
+            conn.putrequest("GET", request_target, skip_host=True, skip_accept_encoding=True)
+            for name, value in headers:
+                conn.putheader(name, value)
+            conn.endheaders()
+            resp = conn.getresponse()
+        except TimeoutError:
+            return done("timeout", detail="no response head before the read timeout")
+        except ssl.SSLError as exc:
+            return done("tls_error", detail=str(exc))
+        except ConnectionResetError as exc:
+            return done("connection_reset", detail=str(exc))
+        except http.client.HTTPException as exc:
+            return done("bad_response", detail=f"{type(exc).__name__}: {exc}"[:300])
+        except OSError as exc:
+            return done("connection_error", detail=str(exc))
+        status = resp.status
+        body = bytearray()
+        truncated = None
+        try:
+            while True:
+                if time.monotonic() - t0 > total_timeout:
+                    return done("timeout", status=status,
+                                detail=f"body not finished after {total_timeout:g} s")
+                chunk = resp.read1(CHUNK) if hasattr(resp, "read1") else resp.read(CHUNK)
+                if not chunk:
+                    break
+                body += chunk
+                if len(body) > max_body:
+                    del body[max_body:]
+                    truncated = "length"
+                    break
+        except TimeoutError:
+            return done("timeout", status=status, detail="body read timeout")
+        except http.client.IncompleteRead as exc:
+            return done("connection_error", status=status,
+                        detail=f"incomplete body: {len(exc.partial)} bytes, more expected")
+        except ConnectionResetError as exc:
+            return done("connection_reset", status=status, detail=str(exc))
+        except (http.client.HTTPException, OSError, ValueError) as exc:
+            return done("bad_response", status=status, detail=f"{type(exc).__name__}: {exc}")
+        remaining = getattr(resp, "length", None)
+        if truncated is None and remaining:
+            return done("connection_error", status=status,
+                        detail=f"incomplete body: {len(body)} bytes, {remaining} more declared")
+        resp_headers = []
+        for name, value in resp.msg.items():
+            if name.lower() == "transfer-encoding":
+                # the body is stored de-chunked, so the framing header is kept under a new name
+                name = "X-Archive-Orig-Transfer-Encoding"
+            resp_headers.append((name, value))
+        protocol = "HTTP/1.1" if resp.version == 11 else "HTTP/1.0"
+        exchange = HttpExchange(
+            url=url, request_line=request_line, request_headers=headers,
+            status_line=f"{status} {resp.reason}".strip(), response_headers=resp_headers,
+            protocol=protocol, body=bytes(body), ip_address=ip, fetched_at=started,
+            truncated=truncated)
+        outcome = "too_large" if truncated else "fetched"
+        return done(outcome, exchange=exchange, status=status,
+                    retry_after=parse_retry_after(resp.getheader("Retry-After")),
+                    location=resp.getheader("Location"))
+    finally:
+        conn.close()
+
+
+@dataclass
+class _HostState:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    next_at: float = 0.0
+
+
+class HostGate:
+    """One connection per host at a time, ``delay`` seconds between requests to a host."""
+
+    def __init__(self, delay: float, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.delay = delay
+        self._sleep = sleep
+        self._hosts: dict[str, _HostState] = {}
+        self._guard = threading.Lock()
+
+    def _state(self, host: str) -> _HostState:
+        with self._guard:
+            return self._hosts.setdefault(host, _HostState())
+
+    @contextmanager
+    def slot(self, host: str):
+        """Hold ``host``'s only slot; yields a function to push its next slot back (seconds)."""
+        state = self._state(host)
+        with state.lock:
+            wait = state.next_at - time.monotonic()
+            if wait > 0:
+                self._sleep(wait)
+            extra = [0.0]
+
+            def defer(seconds: float) -> None:
+                extra[0] = max(extra[0], seconds)
+
+            try:
+                yield defer
+            finally:
+                state.next_at = time.monotonic() + max(self.delay, extra[0])
+
+
+class RobotsCache:
+    """robots.txt per host (scheme + host + port) for one run, fetched through ``fetch``.
+
+    ``fetch(url)`` returns the :class:`Attempt` of the robots.txt request (the caller logs and
+    archives it). The verdict is a parsed :class:`Protego`, ``True`` (allow all) or ``False``
+    (disallow all: 5xx, unreachable).
+    """
+
+    def __init__(self, fetch: Callable[[str], Attempt], user_agent_token: str = "citeaudit"
+                 ) -> None:
+        self._fetch = fetch
+        self.token = user_agent_token
+        self._rules: dict[str, Protego | bool] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    @staticmethod
+    def robots_url(url: str) -> str:
+        p = urlsplit(url)
+        return f"{p.scheme.lower()}://{p.netloc.lower()}/robots.txt"
+
+    def allowed(self, url: str) -> tuple[bool, str | None, str | None]:
+        """(allowed, outcome, why not) for ``url``; fetches the host's robots.txt on first use.
+
+        A robots.txt that could not be fetched at all (DNS, connection, timeout) refuses the
+        page with that network outcome; a 5xx one with ``robots_disallowed``."""
+        key = self.robots_url(url)
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if key not in self._rules:
+                self._rules[key] = self._load(key)
+        rules = self._rules[key]
+        if rules is True:
+            return True, None, None
+        if rules is False:
+            return False, "robots_disallowed", "robots.txt answered 5xx/429: disallow all"
+        if isinstance(rules, str):
+            return False, rules, f"robots.txt not fetched ({rules}): disallow all"
+        if rules.can_fetch(url, self.token):
+            return True, None, None
+        return False, "robots_disallowed", "disallowed by robots.txt"
+
+    def _load(self, robots_url: str) -> Protego | bool | str:
+        seen = 0
+        url = robots_url
+        while True:
+            att = self._fetch(url)
+            if att.status is None or att.exchange is None:
+                return att.outcome
+            if 300 <= att.status < 400 and att.location and seen < 5:
+                from urllib.parse import urljoin
+
+                url = urljoin(url, att.location)
+                seen += 1
+                continue
+            if 200 <= att.status < 300:
+                text = att.exchange.body.decode("utf-8", errors="replace")
+                return Protego.parse(text)
+            return bool(400 <= att.status < 500 and att.status != 429)

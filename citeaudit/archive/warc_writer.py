@@ -1,0 +1,222 @@
+"""WARC/1.1 files of live captures: named, opened, rolled over and closed so no reader sees half.
+
+Files are ``raw/warc/<crawl_date>/citeaudit-<observation_date>-<seq>.warc.gz``. A file is
+written as ``<name>.<pid>.open`` (a name the capture index does not read, unique per process)
+and renamed to its final name only when closed, so a crash or SIGKILL leaves at most an
+invisible ``.open`` file; a later run removes the ``.open`` files of processes no longer alive.
+A file rolls over to the next sequence number once it exceeds ``max_bytes``. Each file starts
+with a ``warcinfo`` record (software, version, operator, robots policy); records are written
+with warcio (digests computed by warcio) under one lock, so fetch threads can share a writer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import threading
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from citeaudit.layout import FETCHED_WARC_RE
+
+
+def software_version() -> str:
+    """citeaudit's installed version (for the warcinfo record and the User-Agent)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("citeaudit")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+FETCHED_RE = FETCHED_WARC_RE
+
+
+def fetched_name(observation_date: str, seq: int) -> str:
+    """The final file name of one fetched WARC."""
+    return f"citeaudit-{observation_date}-{seq:05d}.warc.gz"
+
+
+def is_fetched_file(path: Path) -> bool:
+    """True for a WARC this writer produced (by its name)."""
+    return FETCHED_RE.match(path.name) is not None
+
+
+def fetched_files(raw: Path, observation_date: str) -> list[Path]:
+    """Every closed fetched WARC of one observation date, whatever day it was crawled."""
+    root = Path(raw) / "warc"
+    if not root.is_dir():
+        return []
+    return sorted(root.glob(f"*/citeaudit-{observation_date}-*.warc.gz"),
+                  key=lambda p: (p.parent.name, p.name))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_open_files(folder: Path) -> list[Path]:
+    """Delete ``*.open`` files left by processes that are no longer running."""
+    removed = []
+    for p in sorted(folder.glob("citeaudit-*.warc.gz.*.open")):
+        try:
+            pid = int(p.name.rsplit(".", 2)[-2])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not _pid_alive(pid):
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
+
+
+@dataclass(frozen=True)
+class Written:
+    """Where one record landed: the file (relative to raw) and the record's offset and length."""
+
+    file: str
+    offset: int
+    length: int
+    record_id: str
+
+
+@dataclass
+class HttpExchange:
+    """One request and its response, as sent and received (body possibly truncated)."""
+
+    url: str
+    request_line: str
+    request_headers: list[tuple[str, str]]
+    status_line: str
+    response_headers: list[tuple[str, str]]
+    protocol: str
+    body: bytes
+    ip_address: str | None
+    fetched_at: dt.datetime
+    truncated: str | None = None  # "length" when the body was cut at the size limit
+
+
+class FetchWarcWriter:
+    """Writes exchanges into rolled-over WARC/1.1 files of one crawl (see module docstring)."""
+
+    def __init__(self, raw: Path, crawl_date: str, observation_date: str, *,
+                 max_bytes: int, info: dict[str, str]) -> None:
+        self.raw = Path(raw)
+        self.folder = self.raw / "warc" / crawl_date
+        self.observation_date = observation_date
+        self.max_bytes = max_bytes
+        self.info = info
+        self._lock = threading.Lock()
+        self._out = None
+        self._writer: WARCWriter | None = None
+        self._final: Path | None = None
+        self._open: Path | None = None
+        self.closed_files: list[Path] = []
+
+    def _next_seq(self) -> int:
+        seqs = [int(m.group(2)) for p in self.folder.glob(
+            f"citeaudit-{self.observation_date}-*.warc.gz")
+            if (m := FETCHED_RE.match(p.name))]
+        return max(seqs, default=0) + 1
+
+    def _start(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        remove_stale_open_files(self.folder)
+        self._final = self.folder / fetched_name(self.observation_date, self._next_seq())
+        self._open = self._final.with_name(f"{self._final.name}.{os.getpid()}.open")
+        self._out = open(self._open, "wb")  # noqa: SIM115 - closed in _finish
+        self._writer = WARCWriter(self._out, gzip=True, warc_version="WARC/1.1")
+        info = self._writer.create_warcinfo_record(self._final.name, dict(self.info))
+        self._writer.write_record(info)
+
+    def _finish(self) -> None:
+        if self._out is None:
+            return
+        self._out.flush()
+        os.fsync(self._out.fileno())
+        self._out.close()
+        os.replace(self._open, self._final)
+        self.closed_files.append(self._final)
+        self._out = self._writer = self._final = self._open = None
+
+    def _write(self, record) -> Written:
+        assert self._writer is not None and self._out is not None and self._final is not None
+        offset = self._out.tell()
+        self._writer.write_record(record)
+        length = self._out.tell() - offset
+        return Written(self._final.relative_to(self.raw).as_posix(), offset, length,
+                       record.rec_headers.get_header("WARC-Record-ID"))
+
+    def write_exchange(self, ex: HttpExchange, revisit_of: tuple[str, str, str] | None = None
+                       ) -> Written:
+        """Write the response (or a revisit when ``revisit_of`` = (digest, uri, date) names an
+        earlier capture with the same payload) and its request, linked by WARC-Concurrent-To.
+        Returns where the response/revisit record landed."""
+        date = ex.fetched_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        common = {"WARC-Date": date}
+        if ex.ip_address:
+            common["WARC-IP-Address"] = ex.ip_address
+        http = StatusAndHeaders(ex.status_line, ex.response_headers, protocol=ex.protocol)
+        with self._lock:
+            if self._writer is None:
+                self._start()
+            assert self._writer is not None
+            if revisit_of is not None:
+                digest, uri, refdate = revisit_of
+                resp = self._writer.create_revisit_record(
+                    ex.url, digest, uri, refdate, http_headers=http,
+                    warc_headers_dict=dict(common))
+            else:
+                headers = dict(common)
+                if ex.truncated:
+                    headers["WARC-Truncated"] = ex.truncated
+                resp = self._writer.create_warc_record(
+                    ex.url, "response", payload=BytesIO(ex.body), http_headers=http,
+                    warc_headers_dict=headers)
+            rid = resp.rec_headers.get_header("WARC-Record-ID")
+            req_http = StatusAndHeaders(ex.request_line, ex.request_headers,
+                                        is_http_request=True)
+            req = self._writer.create_warc_record(
+                ex.url, "request", payload=BytesIO(b""), http_headers=req_http,
+                warc_headers_dict=dict(common) | {"WARC-Concurrent-To": rid})
+            where = self._write(resp)
+            self._write(req)
+            if self._out is not None and self._out.tell() >= self.max_bytes:
+                self._finish()
+            return where
+
+    def close(self) -> list[Path]:
+        """Close (and rename) the open file; returns every file this writer closed."""
+        with self._lock:
+            self._finish()
+        return list(self.closed_files)
+
+
+def default_info(operator: str | None, contact: str | None, user_agent: str, via: str | None
+                 ) -> dict[str, str]:
+    """The warcinfo fields of a fetched file."""
+    info = {
+        "software": f"citeaudit/{software_version()} (warcio)",
+        "format": "WARC File Format 1.1",
+        "conformsTo": "https://iipc.github.io/warc-specifications/specifications/"
+                      "warc-format/warc-1.1/",
+        "robots": "obey (RFC 9309, protego); unreachable robots.txt = disallow all",
+        "http-header-user-agent": user_agent,
+    }
+    if operator:
+        info["operator"] = operator
+    if contact:
+        info["contact"] = contact
+    if via:
+        info["via"] = f"every request sent to {via}; target URIs are the cited URLs"
+    return info

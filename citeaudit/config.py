@@ -1,0 +1,178 @@
+"""The operations config file: ``citeaudit.yaml`` at the root of the raw folder.
+
+What belongs here is *how the pipeline runs on this machine* (whether it may touch the network,
+politeness, timeouts, contact address), not judgment rules. Judgment rules live in the codebook,
+which is a partition dimension (``date × codebook``); settings that change what a *daily* asset
+fetches must not vary by codebook version, so they cannot live there.
+
+The file is optional: without it every section takes its defaults (fetching off). Each top-level
+key is a section parsed by its own validator (``fetch:`` now; later sections register the same
+way in :data:`SECTIONS`). Unknown sections and keys, wrong types and out-of-range values fail
+with a :class:`ConfigError` naming the file and the key, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CONFIG_FILE = "citeaudit.yaml"
+
+# Query parameters that only track a click: stripped before a cited URL is fetched.
+DEFAULT_STRIP_PARAMS = ("utm_*", "fbclid", "gclid", "dclid", "msclkid", "mc_eid", "mc_cid",
+                        "_ga", "yclid", "igshid", "ref_src")
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used: the message names the file and the key."""
+
+
+def _fail(path: Path | str, key: str, message: str) -> ConfigError:
+    return ConfigError(f"{path}: {key}: {message}")
+
+
+@dataclass(frozen=True)
+class FetchSettings:
+    """The ``fetch:`` section: live capture of cited pages (see citeaudit/archive/fetcher.py).
+
+    ``enabled`` is false by default: ``citeaudit run`` never touches the network unless the
+    operator turns it on. ``via`` sends every request to one origin (``http://127.0.0.1:PORT``)
+    while keeping the cited URL as the Host and as the WARC target URI.
+    """
+
+    enabled: bool = False
+    via: str | None = None
+    contact: str | None = None
+    user_agent: str = "citeaudit/{version} (+{contact})"
+    per_host_delay_seconds: float = 1.0
+    concurrency: int = 8
+    connect_timeout_seconds: float = 10.0
+    read_timeout_seconds: float = 30.0
+    total_timeout_seconds: float = 120.0
+    max_body_bytes: int = 10 * 1024 * 1024
+    max_redirects: int = 5
+    max_retries: int = 3
+    max_retry_after_seconds: float = 120.0
+    retry_backoff_seconds: float = 2.0
+    allow_hosts: tuple[str, ...] = ()
+    deny_hosts: tuple[str, ...] = ()
+    reference_window_hours: float = 24.0
+    current_after_days: float = 7.0
+    warc_max_bytes: int = 1024 * 1024 * 1024
+    strip_params: tuple[str, ...] = DEFAULT_STRIP_PARAMS
+    operator: str | None = None
+
+    def with_via(self, via: str | None) -> FetchSettings:
+        """The same settings with every request sent to ``via`` (None keeps the file's)."""
+        return self if via is None else replace(self, via=via)
+
+    def user_agent_string(self, version: str) -> str:
+        """The User-Agent header: names citeaudit, its version and the operator's contact."""
+        return self.user_agent.format(version=version, contact=self.contact or "no contact")
+
+
+# key -> (kind, minimum) for the numeric and list fields; kinds: bool, str, float, int, hosts
+_FETCH_KINDS: dict[str, tuple[str, float | None]] = {
+    "enabled": ("bool", None), "via": ("str?", None), "contact": ("str?", None),
+    "user_agent": ("str", None), "operator": ("str?", None),
+    "per_host_delay_seconds": ("float", 0.0), "concurrency": ("int", 1),
+    "connect_timeout_seconds": ("float", 0.001), "read_timeout_seconds": ("float", 0.001),
+    "total_timeout_seconds": ("float", 0.001), "max_body_bytes": ("int", 1),
+    "max_redirects": ("int", 0), "max_retries": ("int", 0),
+    "max_retry_after_seconds": ("float", 0.0), "retry_backoff_seconds": ("float", 0.0),
+    "allow_hosts": ("list", None), "deny_hosts": ("list", None),
+    "reference_window_hours": ("float", 0.0), "current_after_days": ("float", 0.0),
+    "warc_max_bytes": ("int", 1024), "strip_params": ("list", None),
+}
+
+
+def _value(path: Path, key: str, kind: str, minimum: float | None, raw: Any) -> Any:
+    if kind == "bool":
+        if not isinstance(raw, bool):
+            raise _fail(path, key, f"expected true or false, got {raw!r}")
+        return raw
+    if kind in ("str", "str?"):
+        if raw is None and kind == "str?":
+            return None
+        if not isinstance(raw, str) or not raw.strip():
+            raise _fail(path, key, f"expected a non-empty string, got {raw!r}")
+        return raw.strip()
+    if kind == "list":
+        if not isinstance(raw, list) or not all(isinstance(x, str) and x.strip() for x in raw):
+            raise _fail(path, key, f"expected a list of non-empty strings, got {raw!r}")
+        return tuple(x.strip().lower() if key.endswith("_hosts") else x.strip() for x in raw)
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise _fail(path, key, f"expected a number, got {raw!r}")
+    if kind == "int" and (not isinstance(raw, int)):
+        raise _fail(path, key, f"expected a whole number, got {raw!r}")
+    if not math.isfinite(raw) or (minimum is not None and raw < minimum):
+        raise _fail(path, key, f"must be at least {minimum:g}, got {raw!r}")
+    return int(raw) if kind == "int" else float(raw)
+
+
+def parse_fetch(section: Any, path: Path) -> FetchSettings:
+    """Validate the ``fetch:`` mapping into :class:`FetchSettings`."""
+    if section is None:
+        return FetchSettings()
+    if not isinstance(section, dict):
+        raise _fail(path, "fetch", f"expected a mapping, got {type(section).__name__}")
+    known = {f.name for f in fields(FetchSettings)}
+    values: dict[str, Any] = {}
+    for key, raw in section.items():
+        if key not in known:
+            raise _fail(path, f"fetch.{key}", "unknown key (known: " + ", ".join(sorted(known))
+                        + ")")
+        kind, minimum = _FETCH_KINDS[key]
+        values[key] = _value(path, f"fetch.{key}", kind, minimum, raw)
+    settings = FetchSettings(**values)
+    if settings.via is not None and not settings.via.startswith(("http://", "https://")):
+        raise _fail(path, "fetch.via", f"expected an http(s) origin, got {settings.via!r}")
+    if settings.enabled and not settings.contact:
+        raise _fail(path, "fetch.contact", "required when fetch.enabled is true (an address "
+                    "site operators can reach you at; it goes into the User-Agent)")
+    return settings
+
+
+SECTIONS: dict[str, Callable[[Any, Path], Any]] = {"fetch": parse_fetch}
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole operations config; ``path`` is None when no file exists (all defaults)."""
+
+    path: Path | None = None
+    fetch: FetchSettings = field(default_factory=FetchSettings)
+
+
+def load(raw: Path) -> Config:
+    """``raw/citeaudit.yaml`` validated, or the defaults when the file does not exist."""
+    path = Path(raw) / CONFIG_FILE
+    if not path.is_file():
+        return Config()
+    return load_file(path)
+
+
+def load_file(path: Path) -> Config:
+    """One config file validated (see the module docstring)."""
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections at the top level")
+    parsed: dict[str, Any] = {}
+    for key, section in doc.items():
+        if key not in SECTIONS:
+            raise _fail(path, str(key), "unknown section (known: " + ", ".join(sorted(SECTIONS))
+                        + ")")
+        parsed[key] = SECTIONS[key](section, path)
+    return Config(path=path, **parsed)

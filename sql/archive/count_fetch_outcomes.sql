@@ -1,0 +1,12 @@
+-- Purpose: the live crawl's outcomes for the run summary: attempts per observation date and
+-- outcome (robots.txt requests counted apart), with the bytes archived.
+-- Grain: one row per observation date × purpose kind × outcome. Input: the fetch_log view.
+SELECT
+    observation_date,
+    CASE WHEN purpose = 'robots' THEN 'robots.txt' ELSE 'pages' END AS requests,
+    outcome,
+    count(*) AS n,
+    coalesce(sum(bytes), 0)::BIGINT AS bytes
+FROM fetch_log
+GROUP BY ALL
+ORDER BY observation_date, requests, outcome
