@@ -32,7 +32,8 @@ def build(derived: Path) -> Path:
     """Rebuild ``derived/catalog.duckdb`` atomically; return its path."""
     derived.mkdir(parents=True, exist_ok=True)
     final = derived / CATALOG_FILE
-    tmp = derived / f".{CATALOG_FILE}.tmp"
+    tmp = parquet_io.temp_name(final)
+    parquet_io.remove_dead_temps(final)
     for leftover in (tmp, Path(f"{tmp}.wal")):
         leftover.unlink(missing_ok=True)
     con = duck.connect(tmp)

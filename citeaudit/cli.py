@@ -48,11 +48,15 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def _cmd_ui(args: argparse.Namespace) -> int:
+    raw, derived = Path(args.raw).resolve(), Path(args.derived).resolve()
+    if not raw.is_dir():
+        err.print(f"[red]error:[/red] raw folder {raw} does not exist (--raw DIR)")
+        return 2
+    os.environ.setdefault("CITEAUDIT_RAW", str(raw))
+    os.environ.setdefault("CITEAUDIT_DERIVED", str(derived))
     from pipelines import runner
 
-    home = runner.ensure_dagster_home()
-    os.environ.setdefault("CITEAUDIT_RAW", str(Path(args.raw).resolve()))
-    os.environ.setdefault("CITEAUDIT_DERIVED", str(Path(args.derived).resolve()))
+    home = runner.ensure_dagster_home(derived)
     err.print(f"Dagster UI on http://{args.host}:{args.port}  (DAGSTER_HOME={home})")
     dagster = Path(sys.executable).with_name("dagster")
     command = [
@@ -77,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Run `citeaudit COMMAND --help` for the options of a command.",
     )
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("citeaudit")
+    except PackageNotFoundError:
+        installed = "unknown"
+    parser.add_argument("--version", action="version", version=f"citeaudit {installed}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo_corpus.register_cli(sub)
@@ -105,10 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     cat.set_defaults(func=_cmd_catalog)
 
     ui = sub.add_parser("ui", help="start the Dagster UI (dagster dev) on the local instance")
-    ui.add_argument("--raw", default="data/raw")
-    ui.add_argument("--derived", default="data/derived")
-    ui.add_argument("--host", default="127.0.0.1")
-    ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
+    ui.add_argument(
+        "--derived", default="data/derived", help="output folder (default: data/derived)"
+    )
+    ui.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback)")
+    ui.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
     ui.set_defaults(func=_cmd_ui)
     return parser
 

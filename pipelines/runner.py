@@ -23,6 +23,7 @@ from pipelines.definitions import build_defs
 from pipelines.inputs import codebook_digests
 from pipelines.jobs import (
     CODEBOOK_SHA_TAG,
+    DERIVED_TAG,
     JOBS,
     TRIGGER_TAG,
     catalog_job,
@@ -43,9 +44,16 @@ class Step(NamedTuple):
     partition_key: str | dg.MultiPartitionKey
 
 
-def ensure_dagster_home() -> Path:
-    """DAGSTER_HOME (default ./.dagster_home), created and given the project's dagster.yaml."""
-    home = Path(os.environ.get("DAGSTER_HOME") or Path.cwd() / ".dagster_home").resolve()
+def ensure_dagster_home(derived: Path | None = None) -> Path:
+    """DAGSTER_HOME, created and given the project's dagster.yaml.
+
+    Unset, it defaults to ``<derived>/.dagster_home``: the run history lives with the outputs
+    it describes. When it is set (the Makefile sets one for the project, tests set their own)
+    one instance may hold runs of several derived folders, so every run is tagged with its
+    derived folder (``DERIVED_TAG``) and ``citeaudit status`` reads only that folder's runs.
+    """
+    fallback = (Path(derived) if derived is not None else Path.cwd()) / ".dagster_home"
+    home = Path(os.environ.get("DAGSTER_HOME") or fallback).resolve()
     home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)
     config = home / "dagster.yaml"
@@ -87,7 +95,7 @@ def execute_steps(
     tell a partition computed under an older edit of the file. ``register`` names codebook
     versions to add to the dynamic partition first (the judged partitions must exist).
     """
-    ensure_dagster_home()
+    ensure_dagster_home(derived)
     run_config = {
         "loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}
     }
@@ -100,7 +108,7 @@ def execute_steps(
     with dg.DagsterInstance.get() as instance:
         register_codebooks(instance, codebook_versions(raw) if register is None else register)
         for step in steps:
-            tags = {TRIGGER_TAG: trigger}
+            tags = {TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())}
             if step.job == judged_audit.name:
                 version = judged_partition(step.partition_key)["codebook"]
                 tags[CODEBOOK_SHA_TAG] = digests.get(version, "")
@@ -119,7 +127,7 @@ def execute_steps(
             instance=instance,
             run_config=run_config,
             raise_on_error=True,
-            tags={TRIGGER_TAG: trigger},
+            tags={TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())},
         )
     return failed
 

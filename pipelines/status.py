@@ -25,7 +25,7 @@ import dagster as dg
 
 from citeaudit import layout
 from pipelines import inputs
-from pipelines.jobs import CODEBOOK_SHA_TAG
+from pipelines.jobs import CODEBOOK_SHA_TAG, DERIVED_TAG
 from pipelines.partitions import codebook, judged_key, judged_partition
 
 STATES = ("materialized", "stale", "failed", "running", "missing")
@@ -70,8 +70,11 @@ def assets_of_job(
     return sorted(job.asset_layer.executable_asset_keys)
 
 
-def materializations(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict[str, Materialization]:
-    """The latest materialization of every partition of an asset ('' when unpartitioned)."""
+def materializations(
+    instance: dg.DagsterInstance, key: dg.AssetKey, run_ids: set[str] | None = None
+) -> dict[str, Materialization]:
+    """The latest materialization of every partition of an asset ('' when unpartitioned), among
+    the runs ``run_ids`` when given (the runs of one derived folder)."""
     latest: dict[str, Materialization] = {}
     cursor = None
     while True:
@@ -80,7 +83,7 @@ def materializations(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict[str
         )
         for record in result.records:
             partition = record.partition_key or UNPARTITIONED
-            if partition in latest:
+            if partition in latest or (run_ids is not None and record.run_id not in run_ids):
                 continue
             meta = record.asset_materialization.metadata if record.asset_materialization else {}
             path = meta.get("path")
@@ -110,14 +113,20 @@ def all_materialized_after(
 class _Runs:
     """The newest run that targeted each (asset, partition), and run tags/errors on demand."""
 
-    def __init__(self, instance: dg.DagsterInstance, defs: dg.Definitions) -> None:
+    def __init__(
+        self, instance: dg.DagsterInstance, defs: dg.Definitions, derived: Path | None = None
+    ) -> None:
         self.instance = instance
+        self.run_ids: set[str] = set()
         self.latest: dict[tuple[dg.AssetKey, str], dg.RunRecord] = {}
         self._tags: dict[str, dict[str, str]] = {}
         self._errors: dict[str, str] = {}
         job_assets: dict[str, list[dg.AssetKey]] = {}
         for record in instance.get_run_records(limit=MAX_RUNS):  # newest first
             run = record.dagster_run
+            if derived is not None and run.tags.get(DERIVED_TAG) != str(derived):
+                continue  # a run of another derived folder sharing this instance
+            self.run_ids.add(run.run_id)
             self._tags[run.run_id] = dict(run.tags)
             partition = run.tags.get("dagster/partition", UNPARTITIONED)
             keys = run.asset_selection or None  # empty when the whole asset job ran
@@ -193,8 +202,9 @@ def collect(
     }
     order = {"daily": 0, "judged": 1, "none": 2}
     keys = sorted(kinds, key=lambda k: (order[kinds[k]], k.to_user_string()))
-    mats = {key: materializations(instance, key) for key in keys}
-    runs = _Runs(instance, defs)
+    runs = _Runs(instance, defs, Path(derived).resolve() if derived is not None else None)
+    scope = runs.run_ids if derived is not None else None
+    mats = {key: materializations(instance, key, scope) for key in keys}
 
     dates, _strays = layout.discover_dates(raw)
     answer_dates = layout.answer_dates(raw)
