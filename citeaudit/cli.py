@@ -10,6 +10,9 @@ citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckd
 citeaudit conformance --out DIR               run the seed 000 source-risk conformance suite
 citeaudit ui                                  the Dagster UI on the local instance
 citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
+citeaudit check [--raw DIR]                   what under the raw folder will not be read, and why
+citeaudit init [--raw DIR]                    a raw folder's layout and the default codebook
+citeaudit report [--derived DIR]              the paths of the HTML reports
 """
 
 from __future__ import annotations
@@ -41,9 +44,27 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
 def _cmd_catalog(args: argparse.Namespace) -> int:
     from citeaudit import catalog
+    from pipelines import runlock
 
-    path = catalog.build(Path(args.derived).resolve())
+    derived = Path(args.derived).resolve()
+    try:
+        with runlock.hold(derived, warn=lambda m: err.print(f"[yellow]warning:[/yellow] {m}")):
+            path = catalog.build(derived)
+    except runlock.LockHeld as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return 3
     print(path)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    derived = Path(args.derived).resolve()
+    pages = sorted((derived / "report").glob("observation_date=*/codebook=*/index.html"))
+    if not pages:
+        err.print(f"[red]error:[/red] no report under {derived / 'report'}: run `citeaudit run`")
+        return 2
+    for page in pages:
+        print(page)
     return 0
 
 
@@ -115,6 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cat.set_defaults(func=_cmd_catalog)
 
+    rep = sub.add_parser(
+        "report", help="print the path of every HTML report (one per date × codebook)"
+    )
+    rep.add_argument(
+        "--derived", default="data/derived", help="output folder (default: data/derived)"
+    )
+    rep.set_defaults(func=_cmd_report)
+
     ui = sub.add_parser("ui", help="start the Dagster UI (dagster dev) on the local instance")
     ui.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
     ui.add_argument(
@@ -127,9 +156,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``citeaudit`` console script."""
+    """Entry point of the ``citeaudit`` console script.
+
+    A file that cannot be opened is a one-line error naming it, not a traceback
+    (``CITEAUDIT_DEBUG=1`` shows the traceback); Ctrl-C exits 130 without one.
+    """
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except OSError as exc:
+        if os.environ.get("CITEAUDIT_DEBUG") or exc.filename is None:
+            raise
+        err.print(
+            f"[red]error:[/red] {exc.filename}: {exc.strerror or exc} "
+            f"(`citeaudit {args.command} --help` says what it expects)"
+        )
+        return 2
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
 
 
 if __name__ == "__main__":
