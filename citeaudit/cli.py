@@ -32,13 +32,12 @@ err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     from citeaudit.catalog import CATALOG_FILE
-    from citeaudit.report import summary
 
     derived = Path(args.derived).resolve()
     if not (derived / CATALOG_FILE).is_file():
         err.print(f"[red]error:[/red] no {derived / CATALOG_FILE}: run `citeaudit run` first")
         return 2
-    summary.render(derived)
+    ops_cli.print_summary(Path(args.raw).resolve(), derived)
     return 0
 
 
@@ -125,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_import(sub)
 
     summ = sub.add_parser("summary", help="print the summary of what is in --derived")
+    summ.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
     summ.add_argument(
         "--derived", default="data/derived", help="output folder (default: data/derived)"
     )

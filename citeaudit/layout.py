@@ -114,24 +114,27 @@ def _answer_id(text: str) -> str | None:
 
 
 def source_risk_lines(
-    raw: Path, date: str, answer_dates: Mapping[str, str], first_date: str | None
+    raw: Path, date: str, date_of_answer: Mapping[str, str]
 ) -> list[tuple[str, int, str]]:
     """The source-risk lines of one observation date, as (file, line, text), from every file of
-    :func:`source_risk_files`. A line belongs to the date of its answer (``answer_dates``: answer
-    id → observation date); a line no known answer dates (malformed, unknown answer) goes to
-    the date its file is named after, else to ``first_date``, where validation rejects it with
-    its reason: nothing is silently dropped. ``file`` is the path under the folder."""
+    :func:`source_risk_files`. A line belongs to the date of its answer (``date_of_answer``:
+    answer id → observation date); a line no known answer dates (malformed, unknown answer)
+    goes to the answer date its file is named after, else to the first answer date of ``raw``,
+    where validation rejects it with its reason: nothing is silently dropped. ``file`` is the
+    path under the folder."""
     folder = Path(raw) / SOURCE_RISK_DIR
+    audited = answer_dates(raw)  # the dates a judged run audits
+    first_date = audited[0] if audited else None
     rows: list[tuple[str, int, str]] = []
     for path in source_risk_files(raw):
         label = path.relative_to(folder).as_posix()
-        fallback = path.stem if _is_iso_date(path.stem) else first_date
+        fallback = path.stem if path.stem in audited else first_date
         with path.open("rb") as fh:
             for number, data in enumerate(fh, 1):
                 text = data.decode("utf-8", errors="replace").rstrip("\r\n")
                 if not text.strip():
                     continue
-                owner = answer_dates.get(_answer_id(text) or "", fallback)
+                owner = date_of_answer.get(_answer_id(text) or "", fallback)
                 if owner == date:
                     rows.append((label, number, text))
     return rows

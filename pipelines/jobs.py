@@ -36,8 +36,15 @@ judged_audit = dg.define_asset_job(
 
 catalog_job = dg.define_asset_job(
     "rebuild_catalog",
-    selection=dg.AssetSelection.groups("catalog") | dg.AssetSelection.assets(*RAW_WIDE),
+    selection=dg.AssetSelection.groups("catalog"),
     executor_def=dg.in_process_executor,
 )
 
-JOBS = (daily_audit, judged_audit, catalog_job)
+inputs_job = dg.define_asset_job(
+    "check_inputs",
+    selection=dg.AssetSelection.assets(*RAW_WIDE),
+    description="What under the raw folder is not read (ignored_inputs); first in every run.",
+    executor_def=dg.in_process_executor,
+)
+
+JOBS = (daily_audit, judged_audit, catalog_job, inputs_job)

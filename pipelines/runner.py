@@ -28,6 +28,7 @@ from pipelines.jobs import (
     TRIGGER_TAG,
     catalog_job,
     daily_audit,
+    inputs_job,
     judged_audit,
 )
 from pipelines.partitions import codebook, judged_key, judged_partition
@@ -87,6 +88,7 @@ def execute_steps(
     verbose: bool = False,
     trigger: str = "citeaudit run",
     register: list[str] | None = None,
+    check_inputs: bool = False,
 ) -> list[Step]:
     """Execute runs in this process, recorded in the instance, then rebuild the catalog; return
     the steps that failed.
@@ -94,6 +96,7 @@ def execute_steps(
     Judged runs carry the SHA-256 of their codebook file as a tag, so ``citeaudit status`` can
     tell a partition computed under an older edit of the file. ``register`` names codebook
     versions to add to the dynamic partition first (the judged partitions must exist).
+    ``check_inputs`` first writes ``ignored_inputs`` (what under the raw folder is not read).
     """
     ensure_dagster_home(derived)
     run_config = {
@@ -107,6 +110,13 @@ def execute_steps(
     failed: list[Step] = []
     with dg.DagsterInstance.get() as instance:
         register_codebooks(instance, codebook_versions(raw) if register is None else register)
+        if check_inputs:
+            jobs[inputs_job.name].execute_in_process(
+                instance=instance,
+                run_config=run_config,
+                raise_on_error=True,
+                tags={TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())},
+            )
         for step in steps:
             tags = {TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())}
             if step.job == judged_audit.name:
@@ -150,6 +160,7 @@ def run_dates(
         on_step=on_step,
         verbose=verbose,
         register=versions,
+        check_inputs=True,
     )
 
 

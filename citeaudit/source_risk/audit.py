@@ -39,12 +39,6 @@ def answer_dates(derived: Path) -> dict[str, str]:
             for aid in pq.read_table(f, columns=["answer_id"]).column(0).to_pylist()}
 
 
-def first_answer_date(derived: Path) -> str | None:
-    """The earliest observation date with an ``answers`` partition (undated lines go there)."""
-    found = sorted((Path(derived) / "answers").glob(f"observation_date=*/{parquet_io.DATA_FILE}"))
-    return found[0].parent.name.split("=", 1)[1] if found else None
-
-
 def annotation_file(raw: Path, date: str) -> Path:
     return Path(raw) / "annotations" / "source_risk" / f"{date}.jsonl"
 
@@ -143,7 +137,7 @@ def audit(raw: Path, derived: Path, date: str, book: Codebook) -> AuditResult:
         captures = read(derived, "citation_captures", part)
     mode = "aligned_capture" if captures is not None else "record_url"
     settings = validate.Settings(book.priority_weights, tuple(sorted(book.source_roles)), mode)
-    dated = layout.source_risk_lines(raw, date, answer_dates(derived), first_answer_date(derived))
+    dated = layout.source_risk_lines(raw, date, answer_dates(derived))
     lines = pa.Table.from_pylist([dict(zip(("file", "line", "raw"), row, strict=True))
                                   for row in dated], schema=validate.LINES_SCHEMA)
     result = validate.validate(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -20,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 import requests
 
-from citeaudit import cli, codebook, layout
+from citeaudit import cli, codebook, layout, ops_cli
 from citeaudit.ingest import raw_check
 from citeaudit.scholarly.transport import UNREACHABLE, UNREACHABLE_AFTER, RegistrySession
 from pipelines import runlock
@@ -55,9 +56,11 @@ def test_source_risk_file_of_any_name_is_read_and_dated_by_its_answer(tmp_path):
     folder.mkdir(parents=True)
     lines = [{"answer_id": "a1"}, {"answer_id": "a2"}, {"answer_id": "nobody"}]
     (folder / "risk.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines) + "{bad\n")
+    for day in ("2026-11-01", "2026-11-02"):
+        (raw / "answers" / day).mkdir(parents=True)
     dated = {"a1": "2026-11-01", "a2": "2026-11-02"}
-    first = layout.source_risk_lines(raw, "2026-11-01", dated, "2026-11-01")
-    second = layout.source_risk_lines(raw, "2026-11-02", dated, "2026-11-01")
+    first = layout.source_risk_lines(raw, "2026-11-01", dated)
+    second = layout.source_risk_lines(raw, "2026-11-02", dated)
     # Records go to their answer's date; undatable ones to the first date, to be rejected
     # there with their reason (unknown answer, malformed JSON), never dropped.
     assert [(f, n) for f, n, _ in first] == [("team/risk.jsonl", 1), ("team/risk.jsonl", 3),
@@ -205,3 +208,44 @@ def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(demo_
     none = json.loads(subprocess.run(elsewhere, env=env, capture_output=True, text=True).stdout)
     assert {p["state"] for p in none["partitions"]} == {"missing"}
     assert pq.read_table(derived / "ignored_inputs" / "data.parquet").num_rows == 0
+
+
+def test_renamed_source_risk_file_and_no_registry_end_to_end(demo_run, tmp_path, monkeypatch,
+                                                             capsys):
+    """The demo's source-risk judgments merged into one `team/risk.jsonl`, and no registry/:
+    the same source-risk records as the demo run, and L3 offline with the count of DOIs left
+    unchecked and how to enable checking (in process, under the loopback-only guard)."""
+    copy = demo_run.copy(tmp_path / "c")
+    folder = copy.raw / "annotations" / "source_risk"
+    dated = sorted(folder.glob("*.jsonl"))
+    merged = b"".join(p.read_bytes() for p in dated)
+    for path in dated:
+        path.unlink()
+    (folder / "team").mkdir()
+    (folder / "team" / "risk.jsonl").write_bytes(merged)
+    shutil.rmtree(copy.raw / "registry")
+    for name in ("metadata_checks", "scholarly_records", "source_risk_records"):
+        shutil.rmtree(copy.derived / name)
+    monkeypatch.setenv("DAGSTER_HOME", str(copy.home))
+    monkeypatch.delenv("CITEAUDIT_CROSSREF_URL", raising=False)
+    monkeypatch.delenv("CITEAUDIT_OPENALEX_URL", raising=False)
+    assert cli.main(["backfill", "--raw", str(copy.raw), "--derived", str(copy.derived),
+                     "--codebook", "v1", "--quiet"]) == 0
+
+    def count(derived: Path, table: str) -> int:
+        files = sorted(derived.glob(f"{table}/observation_date=*/codebook=v1/data.parquet"))
+        return sum(pq.read_metadata(f).num_rows for f in files)
+
+    for table in ("source_risk_records", "rejected_records", "omission_endpoints"):
+        assert count(copy.derived, table) == count(demo_run.derived, table) > 0, table
+    files = {r["file"] for f in copy.derived.glob(
+        "source_risk_records/*/codebook=v1/data.parquet") for r in pq.read_table(f).to_pylist()}
+    assert files == {"team/risk.jsonl"}
+
+    unchecked = ops_cli.offline_unchecked(copy.derived)
+    assert unchecked > 0
+    capsys.readouterr()
+    assert cli.main(["summary", "--raw", str(copy.raw), "--derived", str(copy.derived)]) == 0
+    stderr = capsys.readouterr().err
+    assert f"{unchecked} DOI lookup(s) left unchecked" in stderr
+    assert "CITEAUDIT_CROSSREF_URL and CITEAUDIT_OPENALEX_URL to `official`" in stderr
