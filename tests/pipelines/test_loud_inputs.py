@@ -249,3 +249,21 @@ def test_renamed_source_risk_file_and_no_registry_end_to_end(demo_run, tmp_path,
     stderr = capsys.readouterr().err
     assert f"{unchecked} DOI lookup(s) left unchecked" in stderr
     assert "CITEAUDIT_CROSSREF_URL and CITEAUDIT_OPENALEX_URL to `official`" in stderr
+
+
+def test_ui_partitions_start_at_the_datas_first_date(tmp_path):
+    """`citeaudit ui` sets CITEAUDIT_RAW before Dagster loads the definitions: the daily
+    partitions then start at the raw folder's first date, not in 2020."""
+    raw = tmp_path / "raw"
+    (raw / "warc" / "2026-10-31").mkdir(parents=True)
+    (raw / "answers" / "2026-11-01").mkdir(parents=True)
+    probe = ("from pipelines.partitions import observation_date as d; "
+             "keys = d.get_partition_keys(); print(keys[0], len(keys))")
+    env = {**os.environ, "CITEAUDIT_RAW": str(raw)}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=PROJECT,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "2026-10-31"
+    env.pop("CITEAUDIT_RAW")
+    default = subprocess.run([sys.executable, "-c", probe], env=env, cwd=PROJECT,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert default[0] == "2020-01-01" and int(default[1]) > int(out[1])
