@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/citeaudit demo-corpus --out data/raw
 	$(VENV)/bin/citeaudit run --raw data/raw --derived data/derived
+	@printf '%s\n' "Real answers from an engine (docs/imports.md): citeaudit collect --engine openai|gemini|anthropic|perplexity --queries PANEL.jsonl --out RAW" "  or from saved API responses: citeaudit import openai|gemini|anthropic|perplexity RESPONSE.json... --out RAW, then citeaudit run --raw RAW"
 
 ## test: the whole test suite (unit, golden pywb, bad files, assets, end-to-end dagster runs)
 test: $(STAMP)
@@ -38,6 +39,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_alignment.py
 	$(PY) benchmarks/bench_scholarly.py
 	$(PY) benchmarks/bench_source_risk.py
+	$(PY) benchmarks/bench_nightly.py
 
 ## ui: the Dagster UI on the same instance (http://127.0.0.1:3000)
 ui: $(STAMP)

@@ -1,6 +1,7 @@
 """Answers ingestion assets: answers, claims, citations and rejected_inputs for one date."""
 
 import dagster as dg
+import pyarrow as pa
 
 from assets._metadata import table_metadata
 from citeaudit import duck, parquet_io
@@ -45,11 +46,13 @@ def ingest_answers(context: dg.AssetExecutionContext, paths: PathsResource):
     date = context.partition_key
     files = answers.answer_files(paths.raw, date)
     result = answers.ingest_files(files, paths.raw)
+    rejected = pa.concat_tables([result.rejected, answers.import_rejections(paths.raw, date)])
     tables = {
         "answers": result.answers,
         "claims": result.claims,
         "citations": result.citations,
-        "rejected_inputs": result.rejected,
+        "rejected_inputs": rejected.sort_by(
+            [(k, "ascending") for k in ("file", "line", "field", "reason")]),
     }
     for name in INGEST_TABLES:
         path = parquet_io.write_partition(

@@ -4,7 +4,8 @@ scholarly_records is the registry cache, written per judged partition (the recor
 partition's citations used) and read back as the union of every partition on disk
 (``citeaudit.scholarly.cache``): a DOI already answered is not fetched again until it is older
 than the codebook's ``refresh_days``, so a nightly run makes one request per new DOI, and a
-second run, or another codebook, makes none.
+second run, or another codebook, makes none. DOIs go to each registry in lists (one request
+per up to 50 / 100 DOIs), so ``requests_made`` is smaller than ``lookups_fetched``.
 """
 
 from collections import Counter
@@ -65,6 +66,8 @@ def check_metadata(
     extra = {
         "citations_checked": checks.num_rows,
         "requests_made": store.counts["requests"],
+        "lookups_fetched": store.counts["lookups_fetched"],
+        "batch_unanswered": store.counts["batch_unanswered"],
         "records_from_cache": store.counts["from_cache"],
         "stale_used_after_error": store.counts["stale_used_after_error"],
         "registries": ", ".join(f"{k}={v}" for k, v in sorted(modes.items())),

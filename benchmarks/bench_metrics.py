@@ -84,7 +84,10 @@ def build(derived: Path, n_answers: int, seed: int = 1) -> int:
            np.arange(n).astype(str)).astype(object), "title": ["a title"] * n}, False)
     state = _pick(rng, ["pass", "dead", "changed", "unknown"], [0.8, 0.06, 0.06, 0.08], n)
     _write(derived, "citation_existence", {**keys, "state": state,
-           "reason": ["r"] * n, "drift_seconds": rng.random(n)}, True)
+           "reason": ["r"] * n, "drift_seconds": rng.random(n),
+           "capture_time": [f"{DATE}T06:00:00+00:00"] * n,
+           "final_uri": ["https://example.org/"] * n, "final_status": np.full(n, 200),
+           "payload_sha256": ["ab" * 32] * n}, True)
     _write(derived, "passage_checks", {**keys, "status": _pick(
         rng, ["located", "shifted", "normalized", "absent", "unresolved"],
         [0.6, 0.1, 0.05, 0.15, 0.1], n)}, True)

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import resource
 import statistics
 import sys
 import time
@@ -159,6 +160,9 @@ def main() -> None:
     print(f"| endpoint | 0.49 us/tuple | {e['ns_per_tuple'] / 1000:.4f} us/tuple "
           f"({e['ratio']:.2f}x bare scan) | <= 3x bare scan |")
     print(f"| validation + audit | 51.2 us/record | {v['us_per_record']:.2f} us/record | <= 5 |")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"| peak RSS of the process ({args.records:,} records) | | {peak:,.0f} MB "
+          f"({peak * 1024 / args.records:.1f} KB/record) | <= 1 GB at 1,000,000 |")
 
 
 if __name__ == "__main__":

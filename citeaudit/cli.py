@@ -10,6 +10,8 @@ citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckd
 citeaudit conformance --out DIR               run the seed 000 source-risk conformance suite
 citeaudit ui                                  the Dagster UI on the local instance
 citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
+citeaudit import openai|gemini|anthropic|perplexity PATH... --out DIR   engine responses
+citeaudit collect --engine E --queries PANEL --out DIR   ask an engine a query panel
 citeaudit check [--raw DIR]                   what under the raw folder will not be read, and why
 citeaudit init [--raw DIR]                    a raw folder's layout and the default codebook
 citeaudit report [--derived DIR]              the paths of the HTML reports
@@ -120,8 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     conformance_cli.register_cli(sub)
 
     from citeaudit.imports.cli import register_cli as register_import
+    from citeaudit.imports.collect import register_cli as register_collect
 
     register_import(sub)
+    register_collect(sub)
 
     summ = sub.add_parser("summary", help="print the summary of what is in --derived")
     summ.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")

@@ -101,11 +101,17 @@ def write_existence(derived: Path, states: dict[str, str], *, date: str = DATE,
                     version: str = VERSION) -> None:
     """citation_existence: ``states`` maps answer id -> state of its citation."""
     rows = [{"answer_id": aid, "claim_id": "c" + aid[1:], "citation_id": "t" + aid[1:],
-             "state": s, "reason": "http_404" if s == "dead" else None, "drift_seconds": 0.0}
+             "state": s, "reason": "http_404" if s == "dead" else None, "drift_seconds": 0.0,
+             "capture_time": None if s == "unknown" else f"{date}T06:00:00+00:00",
+             "final_uri": None if s == "unknown" else f"https://example.org/{aid}",
+             "final_status": {"dead": 404, "unknown": None}.get(s, 200),
+             "payload_sha256": None if s == "unknown" else "ab" * 32}
             for aid, s in states.items()]
     _write(derived, "citation_existence", rows, pa.schema([
         ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
-        ("state", pa.string()), ("reason", pa.string()), ("drift_seconds", pa.float64())]),
+        ("state", pa.string()), ("reason", pa.string()), ("drift_seconds", pa.float64()),
+        ("capture_time", pa.string()), ("final_uri", pa.string()),
+        ("final_status", pa.int32()), ("payload_sha256", pa.string())]),
         date, version)
 
 
@@ -201,12 +207,15 @@ def planted_world(raw: Path, derived: Path, dates: tuple[str, ...] = (DATE, "202
     """Two dates of contract tables with XSS payloads planted in a cited page title, an
     omission source URL and the codebook description (every place the report shows data)."""
     write_codebook(raw, VERSION, "Planted codebook " + PAYLOAD)
-    answers = answer_rows(24)
+    # engine gamma: two answers to one query (one cluster: rates without an interval) and no
+    # source-risk tuple (its omission row is "no units")
+    answers = answer_rows(24) + [{**a, "engine": "gamma", "query_id": "q99"}
+                                 for a in answer_rows(26)[24:]]
     ids = [a["answer_id"] for a in answers]
     for k, date in enumerate(dates):
         write_daily(derived, answers, date=date, worthy={"a01": None}, uncited={"a03"},
                     rejected={"a05": "missing_citation"}, tokens={"a07": None},
-                    rejected_lines=1, titles={"a02": "Title " + PAYLOAD})
+                    rejected_lines=1, titles={"a02": "Title " + PAYLOAD, "a07": None})
         states = ("pass", "pass", "dead", "changed", "pass", "unknown")
         write_existence(derived, {i: states[(j + k) % 6] for j, i in enumerate(ids)
                                   if i != "a03"}, date=date)
@@ -216,5 +225,5 @@ def planted_world(raw: Path, derived: Path, dates: tuple[str, ...] = (DATE, "202
                                 if i != "a03"}, date=date)
         if with_omission:
             write_omission(derived, {i: ((1, "CONTEXTUALIZE"), (0, "PASS"), (None, "REVIEW"),
-                                         (0, "PASS"))[j % 4] for j, i in enumerate(ids)},
+                                         (0, "PASS"))[j % 4] for j, i in enumerate(ids[:24])},
                            date=date, urls={"a00": "https://evil.example/" + PAYLOAD})

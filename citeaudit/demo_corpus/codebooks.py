@@ -17,14 +17,24 @@ TRACKING_PARAMS = ["utm_*", "fbclid", "gclid", "dclid", "msclkid", "mc_eid", "mc
                    "yclid", "igshid", "ref_src"]
 METRICS = {
     "citation_recall": (
-        "Share of verification-worthy claims whose citations, taken together, fully support "
-        "the claim (Liu et al. 2023; ALCE). Claims with no citation count as not supported; "
-        "unresolved support is reported beside the rate, never inside it."
+        "Definition: ours, fail-closed. Share of verification-worthy claims whose citations, "
+        "taken together, fully support the claim (Liu et al. 2023's counting). Claims with no "
+        "citation count as not supported; unresolved support is reported beside the rate, "
+        "never inside it."
     ),
     "citation_precision": (
-        "Share of citations that fully or partially support the claim they are attached to "
-        "(Liu et al. 2023). A citation is precise when it supports its claim on its own or is "
-        "needed for the claim's full support; unresolved citations are reported separately."
+        "Definition: ours, fail-closed. Share of citations that fully support their claim, or "
+        "partially support it when the claim's citations together fully support it and no "
+        "single one does (Liu et al. 2023's counting); unresolved citations are reported "
+        "separately."
+    ),
+    "liu_citation_recall": (
+        "Definition: Liu et al. 2023, as the paper computes it: unresolved judgments count "
+        "as not supported."
+    ),
+    "liu_citation_precision": (
+        "Definition: Liu et al. 2023, as the paper computes it: (T_fs + T_ps) / N, "
+        "inaccessible or unclear citations count as not supporting."
     ),
     "full_support_rate": (
         "Fully supported pairs over accessible reviewed claim-citation pairs (seed 003); "

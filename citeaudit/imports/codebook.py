@@ -71,9 +71,25 @@ def import_codebook() -> dict:
                             "_ga", "yclid", "igshid", "ref_src"],
         "review_sampling": {"supported_rate": 0.1, "seed": 7},
         "metrics": {
-            "citation_recall": "Share of verification-worthy claims fully supported by their "
-                               "citations taken together (Liu et al. 2023).",
-            "citation_precision": "Share of citations that fully or partially support their "
-                                  "claim (Liu et al. 2023).",
+            "liu_citation_recall": "Definition: Liu et al. 2023 (§2.3). Verification-worthy "
+                                   "statements whose citations together fully support them, "
+                                   "over all verification-worthy statements; uncited, No and "
+                                   "Citations Contradict Each Other count as not supported.",
+            "liu_citation_precision": "Definition: Liu et al. 2023 (§2.4). (T_fs + T_ps) / N "
+                                      "over the judged citations: a partial citation counts "
+                                      "only when the statement is fully supported by the "
+                                      "union of its citations and none supports it alone; "
+                                      "inaccessible and unclear citations count as not "
+                                      "supporting.",
+            "liu_citation_f1": "Definition: Liu et al. 2023. Harmonic mean of the two above.",
+            "citation_recall": "Definition: ours, fail-closed. Liu et al.'s recall with "
+                               "unresolved statements (Citations Contradict Each Other) set "
+                               "aside and counted beside.",
+            "citation_precision": "Definition: ours, fail-closed. Liu et al.'s counting of "
+                                  "partial citations, with inaccessible and unclear citations "
+                                  "set aside and counted beside.",
+            "expertqa_attribution": "Definition: ExpertQA (Malaviya et al. 2024). Claims "
+                                    "labelled Complete among claims labelled Complete, "
+                                    "Partial, Incomplete or Missing; N/A counted beside.",
         },
     }

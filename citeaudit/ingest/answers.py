@@ -84,6 +84,26 @@ def iter_line_batches(files: list[Path], root: Path, batch_lines: int) -> Iterat
         yield pa.table(list(columns), schema=LINES_SCHEMA)
 
 
+IMPORT_REJECTIONS_DIR = "import_rejections"
+
+
+def import_rejections(raw: Path, observation_date: str) -> pa.Table:
+    """The ``rejected_inputs`` rows an engine import left in ``import_rejections/<date>/``.
+
+    ``citeaudit import openai|gemini|anthropic|perplexity`` writes there each defect of a
+    response it could not turn into an answer (the raw response is kept under ``responses/``);
+    they join the answers lines' rejections so no bad input vanishes.
+    """
+    folder = raw / IMPORT_REJECTIONS_DIR / observation_date
+    files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    if not files:
+        return REJECTED_SCHEMA.empty_table()
+    con = duck.connect()
+    table = duck.query(con, "ingest/select_import_rejections",
+                       {"paths": [str(f) for f in files]})
+    return table.cast(REJECTED_SCHEMA)
+
+
 def read_lines(files: list[Path], root: Path) -> pa.Table:
     """All lines of the files as one table (see :func:`iter_line_batches`)."""
     batches = list(iter_line_batches(files, root, BATCH_LINES))

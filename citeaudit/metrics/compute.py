@@ -8,15 +8,20 @@ unresolved); DuckDB counts them per stratum and margin (``count_metric_strata.sq
 * unweighted metrics, and weighted rows whose units are one per query with one design
   weight: Wilson on the counts (the weighted and unweighted rates coincide);
 * other weighted rows: the Hájek ratio with weight 1/inclusion_prob and a Wilson interval on
-  its design-based effective sample size p(1-p)/se², se from the linearized variance with
-  queries as ultimate clusters (the citations, claims and engines' answers of one query move
-  together); coverage checked by simulation (tests/test_stats_coverage.py);
+  Kish's effective sample size over the design effect of clustering by query (the citations,
+  claims and engines' answers of one query move together), one design effect per metric
+  estimated over all its units, so a row's effective size never depends on its own k;
+  coverage checked by simulation (tests/stats/test_stats_coverage.py);
   beside it, for rows that span several domains, a percentile cluster bootstrap by domain
   (fixed seed) as a sensitivity interval: how much the rate moves when whole domains do;
-* means (tokens per served answer): the mean with a t interval.
+* means (tokens per served answer): the mean with a t interval;
+* F1 (``kind = "f1"``): the harmonic mean of its two component rates of the same row, with a
+  cluster bootstrap by query.
 
 Unresolved units never enter a numerator or a denominator; they are counted beside. A metric
-whose input table is absent gets one row with ``status = 'input_missing'`` and no numbers.
+whose input table is absent gets one row with ``status = 'input_missing'`` and no numbers; one
+whose inputs are there but hold no unit gets one ``no_units`` row. A row whose variance cannot
+be estimated (one query) gets ``status = 'no_interval'`` and a note, never ``ok``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,15 @@ import pyarrow as pa
 from citeaudit import duck
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import METRICS, MetricDef
-from citeaudit.stats import Interval, cluster_bootstrap, hajek_ratio, hajek_wilson, wilson
+from citeaudit.stats import (
+    Interval,
+    cluster_bootstrap,
+    cluster_design_effect,
+    f1_cluster_bootstrap,
+    hajek_ratio,
+    hajek_wilson,
+    wilson,
+)
 
 BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 20240601
@@ -108,6 +121,8 @@ def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> tuple[pa.Ta
         if absent:
             missing[m.name] = absent
             continue
+        if m.kind == "f1":
+            continue
         parts.append(duck.query(con, m.sql).select(UNIT_SCHEMA.names).cast(UNIT_SCHEMA))
     units = pa.concat_tables(parts) if parts else UNIT_SCHEMA.empty_table()
     return units, missing
@@ -136,7 +151,8 @@ def _resolved_units(df: pd.DataFrame) -> _Units:
     )
 
 
-def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None
+def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None,
+              design_effect: float | None = None
               ) -> tuple[Interval, str, str | None, int | None]:
     """(interval, weighting, cluster_by, n_clusters) for one counts row."""
     den = int(row["denominator"])
@@ -150,8 +166,27 @@ def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None
     if equal and int(row["n_queries"]) == den:
         return wilson(num, den), "inverse_inclusion_prob (equal in row)", None, None
     assert group is not None
-    iv = hajek_wilson(group.y, group.w, clusters=group.query)
+    iv = hajek_wilson(group.y, group.w, clusters=group.query, design_effect=design_effect)
     return iv, "inverse_inclusion_prob", "query", int(row["n_queries"])
+
+
+def _design_effects(arrays: _Units, overall: dict) -> dict[str, float]:
+    """{metric: design effect of clustering by query}, estimated once over all the resolved
+    units of each weighted rate and applied to every row of it (a generalized design effect):
+    a row's own few failures say little about how outcomes cluster, and one design effect per
+    metric keeps each row's effective size fixed by its design, whatever its k."""
+    out = {}
+    for m in METRICS:
+        if not m.weighted or m.kind != "rate":
+            continue
+        idx = overall.get(m.name)
+        if idx is None:
+            idx = overall.get((m.name,))
+        if idx is None or len(idx) == 0:
+            continue
+        g = arrays.take(idx)
+        out[m.name] = cluster_design_effect(g.y, g.w, g.query)
+    return out
 
 
 def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: _Units | None,
@@ -160,6 +195,74 @@ def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: _Units | None,
     if group is None or not m.weighted or m.kind != "rate" or int(row["n_domains"]) < 2:
         return None
     return cluster_bootstrap(group.y, group.w, group.domain, reps=reps, seed=seed)
+
+
+NO_INTERVAL_NOTE = "no interval (1 cluster): the variance cannot be estimated from one query"
+
+
+def _status(iv: Interval) -> tuple[str, list[str]]:
+    """``ok``, or ``no_interval`` with the reason first among the notes."""
+    if iv.estimate is not None and (iv.low is None or iv.high is None):
+        return "no_interval", [NO_INTERVAL_NOTE, *iv.notes]
+    return "ok", list(iv.notes)
+
+
+def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], arrays: _Units,
+             groups: dict[str, dict], reps: int, seed: int) -> list[dict[str, Any]]:
+    """One F1 row per overall, engine and domain row that both components computed (the paper
+    reports engines and the pool; full strata are left to the components, whose bootstrap by
+    query per stratum would cost more than it tells)."""
+    prec_name, rec_name = m.components
+    by_key = {(r["metric"], r["level"], r["engine"], r["domain"], r["risk_band"]): r
+              for r in rows}
+    out = []
+    for r in rows:
+        if r["metric"] != prec_name or r.get("estimate") is None or r["level"] == "stratum":
+            continue
+        key = (r["level"], r["engine"], r["domain"], r["risk_band"])
+        rec = by_key.get((rec_name, *key))
+        if rec is None or rec.get("estimate") is None:
+            continue
+        sides = []
+        for name in (prec_name, rec_name):
+            gkey = tuple({"metric": name, "engine": r["engine"], "domain": r["domain"],
+                          "risk_band": r["risk_band"]}[k] for k in _GROUP_KEYS[r["level"]])
+            idx = groups[r["level"]].get(gkey)
+            if idx is None:
+                idx = groups[r["level"]][gkey[0]]
+            g = arrays.take(idx)
+            sides.append((g.y, g.w, g.query))
+        iv = f1_cluster_bootstrap(sides[0], sides[1], reps=reps, seed=seed)
+        status, notes = _status(iv)
+        notes.insert(0 if status == "ok" else 1,
+                     f"precision {r['estimate']:.4f} of {r['denominator']} citations, recall "
+                     f"{rec['estimate']:.4f} of {rec['denominator']} claims")
+        out.append({
+            "metric": m.name, "level": r["level"], "engine": r["engine"],
+            "domain": r["domain"], "risk_band": r["risk_band"], "unit": m.unit,
+            "numerator": None, "denominator": None,
+            "unresolved": int(r["unresolved"]) + int(rec["unresolved"]),
+            "estimate": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
+            "method": iv.method, "weighting": r["weighting"], "cluster_by": "query",
+            "n_clusters": None, "n_answers": max(r["n_answers"], rec["n_answers"]),
+            "status": status, "note": "; ".join(notes),
+        })
+    return out
+
+
+def _no_unit_rows(computed: set[str], missing: dict[str, list[str]]) -> list[dict]:
+    """One overall row for each metric whose inputs exist but hold no unit at all."""
+    rows = []
+    for m in METRICS:
+        if m.name in computed or m.name in missing:
+            continue
+        rows.append({
+            "metric": m.name, "level": "overall", "engine": ALL, "domain": ALL,
+            "risk_band": ALL, "unit": m.unit, "denominator": 0, "unresolved": 0,
+            "numerator": 0.0, "status": "no_units",
+            "note": f"no units: no {m.unit} in this date × codebook (no rate, not a zero)",
+        })
+    return rows
 
 
 def _missing_rows(missing: dict[str, list[str]], date: str, version: str) -> list[dict]:
@@ -201,6 +304,7 @@ def compute(
         for level, keys in _GROUP_KEYS.items()
     }
     by_name = {m.name: m for m in METRICS}
+    deffs = _design_effects(arrays, groups["overall"])
     rows: list[dict[str, Any]] = []
     for row in counts:
         m = by_name[row["metric"]]
@@ -224,20 +328,24 @@ def compute(
         if idx is None and len(key) == 1:
             idx = groups[level].get(key[0])
         group = arrays.take(idx) if idx is not None else None
-        iv, weighting, cluster_by, n_clusters = _interval(m, row, group)
-        notes = list(iv.notes)
+        iv, weighting, cluster_by, n_clusters = _interval(m, row, group, deffs.get(m.name))
         boot = _domain_bootstrap(m, row, group, reps, seed)
+        status, notes = _status(iv)
         if boot is not None:
             notes.append(f"domain bootstrap: {boot.notes[0]}" if boot.notes else
                          "domain bootstrap")
         out.update(
             estimate=iv.estimate, ci_low=iv.low, ci_high=iv.high, method=iv.method,
             weighting=weighting, cluster_by=cluster_by, n_clusters=n_clusters,
-            sum_weights=iv.sum_weights, status="ok", note="; ".join(notes) or None,
+            sum_weights=iv.sum_weights, status=status, note="; ".join(notes) or None,
             domain_bootstrap_low=boot.low if boot else None,
             domain_bootstrap_high=boot.high if boot else None,
         )
         rows.append(out)
+    for m in METRICS:
+        if m.kind == "f1" and m.name not in missing:
+            rows += _f1_rows(m, rows, arrays, groups, reps, seed)
+    rows += _no_unit_rows({r["metric"] for r in rows}, missing)
     rows += _missing_rows(missing, date, version)
     order = {m.name: i for i, m in enumerate(METRICS)}
     rows.sort(key=lambda r: (order[r["metric"]], LEVELS.index(r["level"]), r["engine"],

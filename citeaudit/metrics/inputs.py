@@ -16,6 +16,7 @@ from citeaudit import duck, parquet_io
 DAILY = ("answers", "claims", "citations", "answer_checks", "rejected_inputs")
 JUDGED = (
     "citation_existence",
+    "support_judgments",
     "passage_checks",
     "support_labels",
     "claim_support",
@@ -49,8 +50,9 @@ def available(derived: Path, date: str, version: str) -> dict[str, Path]:
 def register(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> set[str]:
     """Create one view per available table (plus ``claim_labels``); return the view names.
 
-    ``claim_labels`` (claim-level support, for citation recall) is ``claim_support`` when the
-    support stage produced it, else the adjudicated pairs aggregated per claim.
+    ``claim_labels`` (claim-level support, for citation recall and precision: claim_id, label,
+    human_judged) is ``claim_support`` when the support stage produced it, else the
+    adjudicated pairs aggregated per claim.
     """
     for name, path in tables.items():
         rel = con.read_parquet(str(path))
@@ -60,7 +62,8 @@ def register(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> set[str
         rel.create_view(name)
     names = set(tables)
     if "claim_support" in names:
-        con.table("claim_support").select("claim_id, label").create_view("claim_labels")
+        con.table("claim_support").select(
+            "claim_id, label, true AS human_judged").create_view("claim_labels")
         names.add("claim_labels")
     elif "support_labels" in names:
         duck.create_table(con, "claim_labels", "metrics/select_claim_labels_from_pairs")

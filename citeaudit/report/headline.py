@@ -12,6 +12,7 @@ from citeaudit.metrics.definitions import BY_NAME
 
 HEADLINE = (
     "existence_rate",
+    "dead_rate",
     "full_support_rate",
     "citation_recall",
     "verification_coverage",
@@ -21,12 +22,13 @@ HEADLINE = (
 )
 SHORT = {
     "existence_rate": "exists (L1)",
+    "dead_rate": "dead (L1) ↓",
     "full_support_rate": "fully supported",
     "citation_recall": "recall",
     "verification_coverage": "worthy claims cited",
-    "omission_rate": "omission",
-    "fail_closed_rejection_rate": "rejected (fail-closed)",
-    "cost_per_served_answer": "tokens / served",
+    "omission_rate": "omission ↓",
+    "fail_closed_rejection_rate": "rejected (fail-closed) ↓",
+    "cost_per_served_answer": "tokens / served ↓",
 }
 
 
@@ -54,7 +56,8 @@ def fmt_cell(row: dict[str, Any] | None) -> str:
         if low is not None and high is not None
         else " [no interval]"
     )
-    return f"{fmt_value(m, row['estimate'])}{ci} n={row['denominator']} u={row['unresolved']}"
+    n = "" if row.get("denominator") is None else f" n={row['denominator']}"
+    return f"{fmt_value(m, row['estimate'])}{ci}{n} u={row['unresolved']}"
 
 
 def index_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str, str], dict]:
@@ -106,5 +109,6 @@ def markdown(rows: list[dict[str, Any]], title: str = "") -> str:
     for engine, cells in table:
         lines.append(f"| {_md_cell(engine)} | " + " | ".join(_md_cell(c) for c in cells) + " |")
     lines += ["", "estimate [95% interval] n = resolved units in the denominator, "
-                  "u = unresolved units reported beside (never inside) the rate."]
+                  "u = unresolved units reported beside (never inside) the rate; "
+                  "↓ = lower is better."]
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from citeaudit import duck, parquet_io
 from citeaudit.metrics import inputs
-from citeaudit.metrics.definitions import BY_NAME, METHODS, METRICS
+from citeaudit.metrics.definitions import BY_NAME, DEFINITIONS, METHODS, METRICS
 from citeaudit.report import headline as hl
 from citeaudit.report import svg
 
@@ -33,6 +33,9 @@ L1_ORDER = ("pass", "changed", "dead", "unknown", "no_existence_row")
 SUPPORT_ORDER = ("fully_supported", "partially_supported", "unsupported", "contradicted",
                  "unresolved")
 POLICY_ORDER = ("PASS", "CONTEXTUALIZE", "REVIEW", "ABSTAIN")
+# (ours, fail-closed; the paper's definition) shown side by side
+PAIRED = (("citation_recall", "liu_citation_recall"),
+          ("citation_precision", "liu_citation_precision"))
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,17 @@ def _env() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_finalize,
     )
+
+
+def _finalize(value: Any) -> Any:
+    """What the template prints: never a literal ``None``; whole floats as integers."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return f"{int(value):,}"
+    return value
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -75,6 +88,15 @@ def _cell(row: dict[str, Any] | None, metric: str) -> dict[str, Any]:
     cell = {"metric": metric, "text": hl.fmt_cell(row), "estimate": None}
     if row is None or row.get("estimate") is None:
         cell["tip"] = (row or {}).get("note") or "no units of this engine for this metric"
+        return cell
+    if m.kind == "f1":
+        cell.update(
+            estimate=hl.fmt_value(metric, row["estimate"]),
+            low=hl.fmt_value(metric, row["ci_low"]) if row["ci_low"] is not None else None,
+            high=hl.fmt_value(metric, row["ci_high"]) if row["ci_high"] is not None else None,
+            n=None, u=row["unresolved"],
+            tip=f"{m.numerator} / ({m.denominator}); {row.get('note') or ''}",
+            boot=None)
         return cell
     num = row["numerator"]
     num_text = f"{num:,.0f}" if m.kind == "mean" else f"{int(num):,}"
@@ -96,40 +118,81 @@ def _cell(row: dict[str, Any] | None, metric: str) -> dict[str, Any]:
     return cell
 
 
+def _plot_detail(r: dict[str, Any]) -> str:
+    """Why a plotted row has no estimate, or (with one) no interval; '' otherwise."""
+    if r["status"] == "no_interval":
+        return svg.NO_INTERVAL
+    if r["estimate"] is None:
+        return {"no_units": "no units", "input_missing": "input missing",
+                "no_resolved_units": "no rate: every unit unresolved"}.get(
+                    r["status"], r.get("note") or "no rate")
+    return ""
+
+
 def _interval_rows(rows: list[dict[str, Any]], metric: str, level: str, key: str,
-                   ) -> list[svg.IntervalRow]:
-    out = []
+                   expected: list[str] = ()) -> list[svg.IntervalRow]:
+    """Plot rows of one metric at one level, one per value of ``key``; every value in
+    ``expected`` that has no row of this metric appears as "no units" instead of vanishing."""
+    m = BY_NAME[metric]
+    out, seen = [], set()
     for r in rows:
         if r["metric"] == metric and r["level"] == level:
-            detail = (f"n={r['denominator']}, unresolved {r['unresolved']}"
-                      if r["estimate"] is not None else (r.get("note") or "no rate"))
-            out.append(svg.IntervalRow(r[key], r["estimate"], r["ci_low"], r["ci_high"],
-                                       detail, f"#def-{metric}"))
+            seen.add(r[key])
+            out.append(svg.IntervalRow(
+                r[key], r["estimate"], r["ci_low"], r["ci_high"], _plot_detail(r),
+                f"#def-{metric}", n=r["denominator"], u=r["unresolved"],
+                worse=not m.higher_is_better))
+    for value in expected:
+        if value not in seen:
+            out.append(svg.IntervalRow(value, None, None, None, "no units", f"#def-{metric}",
+                                       n=0, u=0, worse=not m.higher_is_better))
     return out
 
 
 def _rate_plots(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    engines = sorted({r["engine"] for r in rows if r["level"] == "engine"})
+    domains = sorted({r["domain"] for r in rows if r["level"] == "domain"})
     plots = []
     for m in METRICS:
         mine = [r for r in rows if r["metric"] == m.name]
         if not mine:
             continue
-        if mine[0]["status"] == "input_missing" and len(mine) == 1:
+        if mine[0]["status"] in ("input_missing", "no_units") and len(mine) == 1:
             plots.append({"metric": m.name, "title": m.title, "svg": None,
-                          "note": mine[0]["note"]})
+                          "note": mine[0]["note"], "worse": not m.higher_is_better})
             continue
         overall = _interval_rows(rows, m.name, "overall", "engine")
-        overall = [svg.IntervalRow("all engines", o.estimate, o.low, o.high, o.detail,
-                                   o.href, True) for o in overall]
-        engines = _interval_rows(rows, m.name, "engine", "engine")
-        domains = [svg.IntervalRow(f"domain: {d.label}", d.estimate, d.low, d.high, d.detail,
-                                   d.href) for d in _interval_rows(rows, m.name, "domain",
-                                                                    "domain")]
-        plot = svg.interval_plot(overall + engines + domains,
-                                 title=f"{m.title}: estimate and 95% interval by engine and "
-                                       f"domain", percent=m.kind == "rate")
-        plots.append({"metric": m.name, "title": m.title, "svg": Markup(plot), "note": None})
+        overall = [replace(o, label="all engines", emphasis=True) for o in overall]
+        if m.overall_only:
+            engines_rows, domain_rows = [], []
+        else:
+            engines_rows = _interval_rows(rows, m.name, "engine", "engine", engines)
+            domain_rows = [replace(d, label=f"domain: {d.label}") for d in
+                           _interval_rows(rows, m.name, "domain", "domain", domains)]
+        worse = "" if m.higher_is_better else " (higher is worse)"
+        plot = svg.interval_plot(overall + engines_rows + domain_rows,
+                                 title=f"{m.title}{worse}: estimate and 95% interval by engine "
+                                       f"and domain", percent=m.kind != "mean")
+        plots.append({"metric": m.name, "title": m.title, "svg": Markup(plot), "note": None,
+                      "worse": not m.higher_is_better})
     return plots
+
+
+def _paired_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per engine and overall: each paired metric under both definitions, and Liu's F1."""
+    idx = hl.index_rows(rows)
+    engines = sorted({r["engine"] for r in rows if r["level"] == "engine"})
+    out = []
+    for engine in [*engines, "all"]:
+        level = "overall" if engine == "all" else "engine"
+        cells = []
+        for a, b in PAIRED:
+            for name in (a, b):
+                cells.append(_cell(idx.get((name, level, engine, "all", "all")), name))
+        f1 = idx.get(("liu_citation_f1", level, engine, "all", "all"))
+        cells.append(_cell(f1, "liu_citation_f1"))
+        out.append({"engine": "all engines" if engine == "all" else engine, "cells": cells})
+    return out
 
 
 def _breakdown(rows: list[dict[str, Any]], metric: str, order: tuple[str, ...],
@@ -204,9 +267,11 @@ def _headline_plot(rows: list[dict[str, Any]]) -> str:
                     r["estimate"] is not None:
                 label = f"{hl.SHORT[metric]} · {'all' if r['level'] == 'overall' else r['engine']}"
                 items.append(svg.IntervalRow(label, r["estimate"], r["ci_low"], r["ci_high"],
-                                             emphasis=r["level"] == "overall"))
-    return svg.interval_plot(items, title="Headline rates by engine (95% intervals)",
-                             width=820, left=330)
+                                             _plot_detail(r), emphasis=r["level"] == "overall",
+                                             n=r["denominator"], u=r["unresolved"],
+                                             worse=not BY_NAME[metric].higher_is_better))
+    return svg.interval_plot(items, title="Headline rates by engine (95% intervals; orange: "
+                                          "higher is worse)", width=880, left=330)
 
 
 def build(derived: Path, date: str, version: str, *, codebook_description: str = "",
@@ -239,12 +304,14 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
     dates, trend_plots = _trend(trend)
     missing = [{"metric": r["metric"], "title": BY_NAME[r["metric"]].title, "note": r["note"]}
                for r in rows if r["status"] == "input_missing"]
+    paired = [{"fail_closed": BY_NAME[a], "paper": BY_NAME[b]} for a, b in PAIRED]
     plot = _headline_plot(rows)
     context = {
         "date": date, "version": version, "codebook_description": codebook_description,
         "codebook_sha": codebook_sha,
         "columns": [{"metric": m, "short": hl.SHORT[m], "title": BY_NAME[m].title}
                     for m in hl.HEADLINE],
+        "paired": paired, "paired_rows": _paired_rows(rows),
         "headline": head_rows, "missing": missing,
         "headline_plot": Markup(plot),
         "rate_plots": _rate_plots(rows),
@@ -261,7 +328,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
         "rows": [{**r, "cell": _cell(r, r["metric"])} for r in rows],
         "definitions": [{"m": m, "codebook_text": (codebook_metrics or {}).get(m.name)}
                         for m in METRICS],
-        "methods": METHODS,
+        "methods": METHODS, "definition_names": DEFINITIONS,
         "limit": FINDINGS_LIMIT,
     }
     html = _env().get_template("report.html.j2").render(**context)

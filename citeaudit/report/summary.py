@@ -73,6 +73,7 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
     from citeaudit.support import summary
 
     summary.render(derived, console)
+    _render_support_levels(derived, console)
     _render_metadata(derived, console)
     catalog = derived / CATALOG_FILE
     footer = [
@@ -86,6 +87,32 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         console.print(line, soft_wrap=True, highlight=False)
     report_terminal.render(derived, console)  # last: report paths and headline per engine
     return row
+
+
+SUPPORT_LEVEL_COLUMNS = ("codebook", "judged", "items", "fully_supported",
+                         "partially_supported", "unsupported", "contradicted", "unresolved")
+
+
+def _render_support_levels(derived: Path, console: Console) -> list[dict[str, Any]]:
+    """Which support items are claim-citation pairs and which whole statements, per
+    codebook (the support block above counts both); nothing when there are none."""
+    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    try:
+        views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
+        rows = (duck.query(con, "report/count_support_by_level").to_pylist()
+                if "support_labels" in views else [])
+    finally:
+        con.close()
+    if rows:
+        t = Table(title="support items: claim-citation pairs vs statements judged as a whole",
+                  title_justify="left")
+        for col in SUPPORT_LEVEL_COLUMNS:
+            t.add_column(col.replace("_", " "),
+                         justify="left" if col in ("codebook", "judged") else "right")
+        for r in rows:
+            t.add_row(*(_fmt(r[c]) for c in SUPPORT_LEVEL_COLUMNS))
+        console.print(t)
+    return rows
 
 
 def _render_metadata(derived: Path, console: Console) -> None:

@@ -30,7 +30,13 @@ def _e(text: object) -> str:
 
 @dataclass(frozen=True)
 class IntervalRow:
-    """One row of an interval plot: a label, the estimate and bounds (None when absent)."""
+    """One row of an interval plot: a label, the estimate and bounds (None when absent).
+
+    ``n`` and ``u`` (resolved units in the denominator, unresolved beside) are printed at the
+    row's right end; ``detail`` says why a row has no estimate ("no units", "input missing",
+    ...) or, with an estimate but no bounds, why it has no interval. ``worse`` marks a metric
+    where a higher value is worse (drawn in its own colour).
+    """
 
     label: str
     estimate: float | None
@@ -39,18 +45,35 @@ class IntervalRow:
     detail: str = ""
     href: str = ""
     emphasis: bool = False
+    n: int | None = None
+    u: int | None = None
+    worse: bool = False
+
+
+NO_INTERVAL = "no interval (1 cluster)"
+BETTER_COLOUR, WORSE_COLOUR = "#0b3d91", "#b34700"
+BETTER_CI, WORSE_CI = "#1f77b4", "#e69500"
 
 
 def _fmt(value: float, percent: bool) -> str:
     return f"{100 * value:.1f}%" if percent else f"{value:,.0f}"
 
 
+def _counts(r: IntervalRow) -> str:
+    """``n=120 u=3`` (either part omitted when unknown)."""
+    parts = [f"n={r.n:,}" if r.n is not None else "", f"u={r.u:,}" if r.u is not None else ""]
+    return " ".join(p for p in parts if p)
+
+
 def interval_plot(rows: list[IntervalRow], *, title: str, percent: bool = True,
                   width: int = 640, left: int = 190) -> str:
     """A dot-and-whisker plot: one row per label, the estimate as a dot, the interval as a
-    line; rows without an estimate say so in text. The axis is 0-100% for rates, else 0 to
-    the largest bound."""
-    right, top, row_h = 24, 28, 22
+    line, n and u at the right end. A row with an estimate but no interval gets a hollow
+    marker labelled with the reason (never a bare dot that looks exact); rows without an
+    estimate say why in text ("no units"). Rows of a metric where higher is worse are drawn in
+    their own colour, and the title says so. The axis is 0-100% for rates, else 0 to the
+    largest bound."""
+    right, top, row_h = 120, 28, 22
     plot_w = width - left - right
     height = top + row_h * max(1, len(rows)) + 30
     max_chars = max(12, left // 7)
@@ -65,6 +88,7 @@ def interval_plot(rows: list[IntervalRow], *, title: str, percent: bool = True,
         f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="{_e(title)}" {FONT}>',
         f"<title>{_e(title)}</title>",
+        f'<text x="{left + plot_w + 8}" y="{top - 10}" fill="#555">n · u</text>',
     ]
     for k in range(5):
         v = vmax * k / 4
@@ -79,22 +103,38 @@ def interval_plot(rows: list[IntervalRow], *, title: str, percent: bool = True,
         label = _e(r.label if len(r.label) <= max_chars else r.label[: max_chars - 1] + "…")
         parts.append(f'<text x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end"{weight}>'
                      f"{label}</text>")
+        counts = _counts(r)
+        if counts:
+            parts.append(f'<text class="counts" x="{left + plot_w + 8}" y="{cy + 4:.1f}" '
+                         f'fill="#555">{_e(counts)}</text>')
         if r.estimate is None:
-            parts.append(f'<text x="{left + 4}" y="{cy + 4:.1f}" fill="#999">'
-                         f"{_e(r.detail or 'no rate')}</text>")
+            parts.append(f'<text class="no-estimate" x="{left + 4}" y="{cy + 4:.1f}" '
+                         f'fill="#999">{_e(r.detail or "no rate")}</text>')
             continue
+        has_ci = r.low is not None and r.high is not None
         tip = _e(f"{r.label}: {_fmt(r.estimate, percent)}"
-                 + (f" [{_fmt(r.low, percent)}, {_fmt(r.high, percent)}]"
-                    if r.low is not None and r.high is not None else " (no interval)")
-                 + (f" — {r.detail}" if r.detail else ""))
+                 + (f" [{_fmt(r.low, percent)}, {_fmt(r.high, percent)}]" if has_ci
+                    else f" ({r.detail or NO_INTERVAL})")
+                 + (f" — {counts}" if counts else "")
+                 + (" — higher is worse" if r.worse else ""))
         group = [f"<g><title>{tip}</title>"]
-        if r.low is not None and r.high is not None:
+        colour = "#d62728" if r.emphasis else (WORSE_COLOUR if r.worse else BETTER_COLOUR)
+        if has_ci:
+            ci_colour = WORSE_CI if r.worse else BETTER_CI
             group.append(f'<line class="mark ci" x1="{x(r.low):.1f}" y1="{cy:.1f}" '
                          f'x2="{max(x(r.high), x(r.low) + 1):.1f}" y2="{cy:.1f}" '
-                         f'stroke="#1f77b4" stroke-width="3" stroke-linecap="round"/>')
-        colour = "#d62728" if r.emphasis else "#0b3d91"
-        group.append(f'<circle class="mark est" cx="{x(r.estimate):.1f}" cy="{cy:.1f}" '
-                     f'r="5" fill="{colour}"/>')
+                         f'stroke="{ci_colour}" stroke-width="3" stroke-linecap="round"/>')
+            group.append(f'<circle class="mark est" cx="{x(r.estimate):.1f}" cy="{cy:.1f}" '
+                         f'r="5" fill="{colour}"/>')
+        else:
+            group.append(f'<circle class="mark est hollow" cx="{x(r.estimate):.1f}" '
+                         f'cy="{cy:.1f}" r="5" fill="#ffffff" stroke="{colour}" '
+                         f'stroke-width="2"/>')
+            anchor, tx = ("end", x(r.estimate) - 9) if r.estimate > 0.6 * vmax else (
+                "start", x(r.estimate) + 9)
+            group.append(f'<text class="no-interval" x="{tx:.1f}" y="{cy + 4:.1f}" '
+                         f'text-anchor="{anchor}" fill="#777">'
+                         f"{_e(r.detail or NO_INTERVAL)}</text>")
         group.append("</g>")
         if r.href:
             parts.append(f'<a href="{_e(r.href)}">' + "".join(group) + "</a>")

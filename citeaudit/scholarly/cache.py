@@ -9,11 +9,19 @@ from what an earlier run fetched. ``kind`` is 'work' (lookup_key = the DOI) or '
 
 A record is fetched again only when it is older than the codebook's ``refresh_days``, or when
 the cached answer was an error; if that refresh fails, the older answer is kept and used.
+
+DOI lookups that need fetching go to a registry in lists (:meth:`RecordStore.prefetch`, up to
+the client's ``batch_limit`` DOIs per request, under the same rate limit and retries); a DOI
+the list answer leaves out gets its own ``/works/{doi}`` request, the only answer that may say
+"not found". ``fetched_at`` is per record: when its answer arrived.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,7 +30,8 @@ from typing import Protocol
 import pyarrow as pa
 
 from citeaudit import duck, parquet_io
-from citeaudit.scholarly.clients import Fetch
+from citeaudit.scholarly.clients import Batch, Fetch
+from citeaudit.scholarly.transport import RegistrySession
 
 ASSET = "scholarly_records"
 ANSWERED = ("found", "not_found")
@@ -41,8 +50,14 @@ SCHEMA = pa.schema([
 
 class Client(Protocol):
     registry: str
+    batch_limit: int
+    session: RegistrySession
 
     def work(self, doi: str) -> Fetch: ...
+
+    def work_list(self, dois: Sequence[str]) -> Batch: ...
+
+    def batchable(self, doi: str) -> bool: ...
 
     def search(self, text: str) -> Fetch: ...
 
@@ -77,42 +92,103 @@ class RecordStore:
     record used (written back as this partition's ``scholarly_records``) and counts requests.
 
     ``clients`` maps registry → client; a registry without a client is offline (cache only).
+    ``batched=False`` sends every DOI lookup on its own (the reference path). ``counts``:
+    ``requests`` (HTTP requests, per registry too), ``lookups_fetched`` (records settled by a
+    request), ``from_cache``, ``offline``, ``stale_used_after_error``, ``batch_unanswered``.
+    Safe to use from one thread per registry.
     """
 
     cache: dict[tuple[str, str, str], Cached]
     clients: dict[str, Client]
     refresh_days: int
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    batched: bool = True
     used: dict[tuple[str, str, str], Cached] = field(default_factory=dict)
     counts: Counter = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started = time.monotonic()
+
+    def _stamp(self) -> datetime:
+        """This moment on the run's clock: ``now`` plus the time elapsed since the store began
+        (the wall clock in a run; a test's chosen ``now`` stays its reference)."""
+        return self.now + timedelta(seconds=time.monotonic() - self._started)
+
+    def _fresh(self, cached: Cached | None) -> bool:
+        return (cached is not None and cached.fetch.outcome in ANSWERED
+                and self.now - cached.fetched_at <= timedelta(days=self.refresh_days))
+
+    def _settle(self, ident: tuple[str, str, str], fetch: Fetch, at: datetime) -> Fetch:
+        """Record a fetched answer; a failed refresh keeps the older answered record."""
+        chosen = Cached(fetch, at)
+        cached = self.cache.get(ident)
+        with self._lock:
+            self.counts["lookups_fetched"] += 1
+            if fetch.outcome not in ANSWERED and cached is not None and \
+                    cached.fetch.outcome in ANSWERED:
+                self.counts["stale_used_after_error"] += 1
+                chosen = cached  # the registry failed now; an older answer is still an answer
+            self.used[ident] = chosen
+        return chosen.fetch
+
+    def _count_requests(self, registry: str, client: Client, before: int) -> None:
+        sent = client.session.stats.requests - before
+        with self._lock:
+            self.counts["requests"] += sent
+            self.counts[f"requests_{registry}"] += sent
 
     def get(self, registry: str, kind: str, key: str) -> Fetch:
         ident = (registry, kind, key)
         if ident in self.used:
             return self.used[ident].fetch
         cached = self.cache.get(ident)
-        fresh = (cached is not None and cached.fetch.outcome in ANSWERED
-                 and self.now - cached.fetched_at <= timedelta(days=self.refresh_days))
-        if fresh:
-            self.counts["from_cache"] += 1
-            chosen = cached
-        elif registry not in self.clients:
-            self.counts["offline"] += 1
+        if self._fresh(cached):
+            with self._lock:
+                self.counts["from_cache"] += 1
+                self.used[ident] = cached
+            return cached.fetch
+        if registry not in self.clients:
             chosen = cached or Cached(
                 Fetch(registry, kind, key, None, "error", None, "offline_no_cached_record"),
                 self.now)
-        else:
-            client = self.clients[registry]
-            fetch = client.work(key) if kind == "work" else client.search(key)
-            self.counts["requests"] += 1
-            self.counts[f"requests_{registry}"] += 1
-            chosen = Cached(fetch, self.now)
-            if fetch.outcome not in ANSWERED and cached is not None and \
-                    cached.fetch.outcome in ANSWERED:
-                self.counts["stale_used_after_error"] += 1
-                chosen = cached  # the registry failed now; an older answer is still an answer
-        self.used[ident] = chosen
-        return chosen.fetch
+            with self._lock:
+                self.counts["offline"] += 1
+                self.used[ident] = chosen
+            return chosen.fetch
+        client = self.clients[registry]
+        before = client.session.stats.requests
+        fetch = client.work(key) if kind == "work" else client.search(key)
+        self._count_requests(registry, client, before)
+        return self._settle(ident, fetch, self._stamp())
+
+    def prefetch(self, registry: str, dois: Iterable[str]) -> None:
+        """Fetch, in lists, every DOI lookup of ``registry`` that :meth:`get` would send.
+
+        DOIs already used, fresh in the cache, or that cannot go in a list are left to
+        :meth:`get`; a DOI a list answer does not settle is looked up on its own here.
+        """
+        client = self.clients.get(registry)
+        if client is None or not self.batched:
+            return
+        todo = [d for d in dict.fromkeys(dois)
+                if (registry, "work", d) not in self.used
+                and not self._fresh(self.cache.get((registry, "work", d)))
+                and client.batchable(d)]
+        size = max(1, int(client.batch_limit))
+        for i in range(0, len(todo), size):
+            chunk = todo[i:i + size]
+            before = client.session.stats.requests
+            batch = client.work_list(chunk)
+            self._count_requests(registry, client, before)
+            at = self._stamp()
+            for doi in chunk:
+                if doi in batch.fetches:
+                    self._settle((registry, "work", doi), batch.fetches[doi], at)
+            with self._lock:
+                self.counts["batch_unanswered"] += len(batch.unanswered)
+            for doi in batch.unanswered:
+                self.get(registry, "work", doi)
 
     def table(self) -> pa.Table:
         """The records used, one row per key, in key order."""

@@ -1,13 +1,15 @@
 """``metadata_checks`` and ``claim_independence`` for one observation date.
 
 The citations to check are selected in SQL; each distinct identifier or search is looked up
-once per registry (through the :class:`~citeaudit.scholarly.cache.RecordStore`), each distinct
-(DOI, cited fields) combination is compared once, and the verdicts are joined back to every
-citation that carries them.
+once per registry (through the :class:`~citeaudit.scholarly.cache.RecordStore`: DOIs in lists,
+searches one per request; the two registries in two threads, as they are independent services
+with their own rate limits), each distinct (DOI, cited fields) combination is compared once,
+and the verdicts are joined back to every citation that carries them.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from urllib.parse import urlsplit
 
@@ -101,14 +103,21 @@ def check_citations(citations: pa.Table, store: RecordStore,
     con.register("resolved", resolved)
     keys = duck.query(con, "scholarly/select_distinct_cited").to_pylist()
     cited_of = [_cited(k) for k in keys]
-    # look every identifier / search up once, in a stable order
-    for doi in sorted({k["doi"] for k in keys if k["doi"]}):
-        for registry in ("crossref", "openalex"):
+    dois = sorted({k["doi"] for k in keys if k["doi"]})
+    searches = sorted({c for k, c in zip(keys, cited_of, strict=True)
+                       if not k["doi"] and c.title}, key=repr)
+
+    def look_up(registry: str) -> None:
+        """Every lookup of one registry, once, in a stable order."""
+        store.prefetch(registry, dois)
+        for doi in dois:
             store.get(registry, "work", doi)
-    for cited in sorted({c for k, c in zip(keys, cited_of, strict=True)
-                         if not k["doi"] and c.title}, key=repr):
-        store.get("crossref", "search", crossref_query(cited))
-        store.get("openalex", "search", cited.title or "")
+        for cited in searches:
+            store.get(registry, "search",
+                      crossref_query(cited) if registry == "crossref" else cited.title or "")
+
+    with ThreadPoolExecutor(2, thread_name_prefix="registry") as pool:
+        list(pool.map(look_up, ("crossref", "openalex")))
     rows = []
     for key, cited in zip(keys, cited_of, strict=True):
         doi = key["doi"]

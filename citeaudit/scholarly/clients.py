@@ -11,7 +11,8 @@ JSON the registry documents is an ``error``/``invalid``: the registry could not 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 import pyalex
@@ -19,6 +20,7 @@ import requests
 from crossref import restful
 
 from citeaudit.scholarly import records
+from citeaudit.scholarly.doi import normalize
 from citeaudit.scholarly.transport import RegistrySession
 
 CROSSREF_ORIGIN = "https://" + restful.API
@@ -40,6 +42,55 @@ class Fetch:
     outcome: str  # 'found', 'not_found', 'error', 'invalid'
     raw_json: str | None
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one multi-DOI request settled.
+
+    ``fetches`` holds a Fetch per DOI the request answered: 'found' for every record the list
+    held (stored as the single-work body the registry's ``/works/{doi}`` would give), or the
+    request's own failure for every DOI when the registry could not answer (429/5xx after the
+    retries, timeout, refused connection). ``unanswered`` lists the DOIs the answer did not
+    settle (absent from the list, or a list the endpoint would not give): each needs its own
+    ``/works/{doi}`` request, which alone can say "not found".
+    """
+
+    fetches: dict[str, Fetch] = field(default_factory=dict)
+    unanswered: tuple[str, ...] = ()
+
+
+# a batch answer a per-DOI lookup should retry: the endpoint does not take the list (an old
+# mirror), not an outage of the registry
+_BATCH_NOT_SUPPORTED = (400, 404, 405, 414, 501)
+
+
+def _batch_failed(session: RegistrySession, registry: str, dois: Sequence[str],
+                  exc: BaseException | None) -> Batch:
+    """The outcome of a list request that did not give a usable list (see :class:`Batch`)."""
+    last = session.last
+    status = last.status if last is not None else None
+    if status in _BATCH_NOT_SUPPORTED or status == 200:
+        return Batch({}, tuple(dois))
+    if status is None:
+        err = last.error if last else (type(exc).__name__ if exc else "no_response")
+        text, detail = None, f"batch:{err}"
+    else:
+        text, detail = _body_text(last.body), f"batch:http_{status}"
+    return Batch({d: Fetch(registry, "work", d, status, "error", text, detail) for d in dois}, ())
+
+
+def _batch_found(registry: str, dois: Sequence[str], items: list[dict], doi_of,
+                 envelope) -> Batch:
+    """Match a list's records back to the requested DOIs by the DOI inside each record."""
+    wanted = set(dois)
+    found: dict[str, Fetch] = {}
+    for item in items:
+        key = normalize(doi_of(item))
+        if key in wanted and key not in found:
+            body = json.dumps(envelope(item), ensure_ascii=False)
+            found[key] = Fetch(registry, "work", key, 200, "found", body, "batch")
+    return Batch(found, tuple(d for d in dois if d not in found))
 
 
 def _body_text(body: bytes | None) -> str | None:
@@ -104,10 +155,14 @@ class CrossrefClient:
     """DOI lookups and bibliographic searches against Crossref's REST API."""
 
     registry = "crossref"
+    # Crossref takes the doi filter repeated (``filter=doi:a,doi:b``) with ``rows`` up to 1000
+    # and documents no cap on the filter count; 50 keeps the URL short (≈ 2 KB)
+    batch_limit = 50
 
     def __init__(self, session: RegistrySession, timeout: float = 10.0,
                  mailto: str | None = None) -> None:
         self.session = session
+        self.timeout = timeout
         etiquette = restful.Etiquette("citeaudit", "0.1", "https://example.invalid/citeaudit",
                                       mailto or "anonymous")
         self.works = _crossref_works(session)(etiquette=etiquette, throttle=False,
@@ -124,6 +179,30 @@ class CrossrefClient:
                 AttributeError) as e:
             exc = e
         return _classify(self.session, self.registry, "work", doi, ok, exc)
+
+    @staticmethod
+    def batchable(doi: str) -> bool:
+        """A DOI that can go in a filter list (a comma would split it into two filters)."""
+        return "," not in doi
+
+    def work_list(self, dois: Sequence[str]) -> Batch:
+        """``GET /works?filter=doi:a,doi:b,...&rows=N``: up to :attr:`batch_limit` DOIs."""
+        if not 0 < len(dois) <= self.batch_limit:
+            raise ValueError(f"a Crossref batch holds 1..{self.batch_limit} DOIs, "
+                             f"not {len(dois)}")
+        exc: BaseException | None = None
+        params = {"filter": ",".join(f"doi:{d}" for d in dois), "rows": str(len(dois))}
+        try:
+            self.session.get(CROSSREF_ORIGIN + "/works", params=params, timeout=self.timeout)
+            last = self.session.last
+            if last is not None and last.status == 200:
+                items = records.crossref_items(json.loads(last.body or b""))
+                return _batch_found(self.registry, dois, items, lambda i: i.get("DOI"),
+                                    lambda i: {"status": "ok", "message-type": "work",
+                                               "message-version": "1.0.0", "message": i})
+        except (requests.RequestException, ValueError, KeyError, TypeError) as e:
+            exc = e
+        return _batch_failed(self.session, self.registry, dois, exc)
 
     def search(self, text: str) -> Fetch:
         """``GET /works?query.bibliographic=...&select=...``: one request, the first page."""
@@ -159,6 +238,8 @@ class OpenAlexClient:
     """DOI lookups and title searches against the OpenAlex API."""
 
     registry = "openalex"
+    # OpenAlex ORs up to 100 values of one filter (``filter=doi:a|b``); per-page goes to 200
+    batch_limit = 100
 
     def __init__(self, session: RegistrySession) -> None:
         self.session = session
@@ -175,6 +256,29 @@ class OpenAlexClient:
                 pyalex.api.QueryError) as e:
             exc = e
         return _classify(self.session, self.registry, "work", doi, ok, exc)
+
+    @staticmethod
+    def batchable(doi: str) -> bool:
+        """A DOI that can be OR-ed in a filter (``|`` and ``,`` are the filter's syntax)."""
+        return "|" not in doi and "," not in doi
+
+    def work_list(self, dois: Sequence[str]) -> Batch:
+        """``GET /works?filter=doi:a|b|...&per-page=N``: up to :attr:`batch_limit` DOIs."""
+        if not 0 < len(dois) <= self.batch_limit:
+            raise ValueError(f"an OpenAlex batch holds 1..{self.batch_limit} DOIs, "
+                             f"not {len(dois)}")
+        exc: BaseException | None = None
+        try:
+            self.Works().filter_or(doi=list(dois)).get(per_page=len(dois))
+            last = self.session.last
+            if last is not None and last.status == 200:
+                items = records.openalex_results(json.loads(last.body or b""))
+                return _batch_found(self.registry, dois, items, lambda i: i.get("doi"),
+                                    lambda i: i)
+        except (requests.RequestException, ValueError, KeyError, TypeError,
+                pyalex.api.QueryError) as e:
+            exc = e
+        return _batch_failed(self.session, self.registry, dois, exc)
 
     def search(self, text: str) -> Fetch:
         """``GET /works?filter=title.search:...&per-page=5``."""

@@ -7,15 +7,23 @@ registries' shapes:
 - ``/crossref/works/{doi}`` → the stored body, or 404 ``Resource not found.`` (text/plain, as
   api.crossref.org answers);
 - ``/crossref/works?query.bibliographic=...&select=...&rows=N`` → a ``work-list`` message;
+- ``/crossref/works?filter=doi:a,doi:b,...&rows=N`` → a ``work-list`` of the stored records of
+  those DOIs (a DOI the registry does not hold is simply absent, as on api.crossref.org);
 - ``/openalex/works/doi:{doi}`` (or ``/works/https://doi.org/{doi}``) → the stored work, or 404;
-- ``/openalex/works?filter=title.search:...&per-page=N`` → ``{"meta": ..., "results": [...]}``.
+- ``/openalex/works?filter=title.search:...&per-page=N`` → ``{"meta": ..., "results": [...]}``;
+- ``/openalex/works?filter=doi:a|b|...&per-page=N`` → the same list shape, of those DOIs' works.
+
+List answers hold at most ``rows``/``per-page`` records, in the mirror's own order (by DOI,
+not the request's), so a client must match records to DOIs by the DOI inside each record.
 
 Records are indexed by the DOI *inside* each body (file names are only labels). Searches rank
 records by shared title words, a stand-in for the registries' relevance ranking: like the real
 services it returns weak candidates too, and the checker must reject them.
 
 ``faults`` makes a registry misbehave, for the outage tests: ``"429"``, ``"500"``,
-``"timeout"`` (answers after ``slow_seconds``), ``"invalid_json"``.
+``"timeout"`` (answers after ``slow_seconds``), ``"invalid_json"``. ``batch_omits`` names DOIs
+a list answer leaves out although ``/works/{doi}`` has them (a lagging filter index);
+``batch_faults`` applies a fault to the DOI-list requests only.
 """
 
 from __future__ import annotations
@@ -66,6 +74,8 @@ class RegistryMirror:
         self.docs = {reg: {k: json.loads(v) for k, v in bodies.items()}
                      for reg, bodies in self.bodies.items()}
         self.faults: dict[str, str] = {}
+        self.batch_faults: dict[str, str] = {}
+        self.batch_omits: set[str] = set()
         self.slow_seconds = slow_seconds
         self.hits: dict[str, int] = {"crossref": 0, "openalex": 0}
         self.paths: list[str] = []
@@ -136,7 +146,10 @@ class RegistryMirror:
             self.paths.append(req.path)
             if registry in self.hits:
                 self.hits[registry] += 1
+        query = parse_qs(parts.query)
         fault = self.faults.get(registry, "")
+        if self._doi_filter(registry, query) is not None:
+            fault = fault or self.batch_faults.get(registry, "")
         if fault in ("429", "500"):
             body = (b'{"status":"failed","message":"rate limited"}' if fault == "429"
                     else b"<html><body>Internal Server Error</body></html>")
@@ -144,7 +157,6 @@ class RegistryMirror:
                               {"Retry-After": "0"} if fault == "429" else None)
         if fault == "timeout":
             time.sleep(self.slow_seconds)
-        query = parse_qs(parts.query)
         if registry == "crossref" and rest.startswith("/works/"):
             return self._crossref_work(req, unquote(rest[len("/works/"):]), head, fault)
         if registry == "crossref" and rest.rstrip("/") == "/works":
@@ -202,7 +214,36 @@ class RegistryMirror:
                 scored.append((-shared, doi, doc))
         return [doc for _, _, doc in sorted(scored, key=lambda t: (t[0], t[1]))]
 
+    @staticmethod
+    def _doi_filter(registry: str, query: dict) -> list[str] | None:
+        """The DOIs of a ``filter=doi:...`` list request, or None for any other request."""
+        flt = (query.get("filter") or [""])[0]
+        if registry == "crossref":
+            parts = re.split(r",(?=[a-z-]+:)", flt) if flt else []
+            if not parts or not all(p.startswith("doi:") for p in parts):
+                return None
+            return [p[4:] for p in parts]
+        if registry == "openalex" and flt.startswith("doi:") and \
+                not re.search(r",[a-z_.]+:", flt):
+            return flt[4:].split("|")
+        return None
+
+    def _listed(self, registry: str, dois: list[str]) -> list[dict]:
+        """The stored records of those DOIs (omitting ``batch_omits``), in DOI order."""
+        keys = {normalize(d) for d in dois} - {None} - self.batch_omits
+        return [self.docs[registry][k] for k in sorted(keys) if k in self.docs[registry]]
+
     def _crossref_search(self, req, query: dict, head: bool, fault: str) -> None:
+        dois = self._doi_filter("crossref", query)
+        if dois is not None:
+            rows = int((query.get("rows") or ["20"])[0])
+            listed = [doc.get("message") or {} for doc in self._listed("crossref", dois)]
+            body = {"status": "ok", "message-type": "work-list", "message-version": "1.0.0",
+                    "message": {"facets": {}, "total-results": len(listed),
+                                "items": listed[:rows], "items-per-page": rows,
+                                "query": {"start-index": 0, "search-terms": None}}}
+            return self._send(req, 200, json.dumps(body).encode(), "application/json", head,
+                              fault=fault)
         text = (query.get("query.bibliographic") or query.get("query") or [""])[0]
         rows = int((query.get("rows") or ["20"])[0])
         select = [s for s in (query.get("select") or [""])[0].split(",") if s]
@@ -220,13 +261,21 @@ class RegistryMirror:
                           fault=fault)
 
     def _openalex_search(self, req, query: dict, head: bool, fault: str) -> None:
+        per_page = int((query.get("per-page") or query.get("per_page") or ["25"])[0])
+        dois = self._doi_filter("openalex", query)
+        if dois is not None:
+            listed = self._listed("openalex", dois)
+            body = {"meta": {"count": len(listed), "db_response_time_ms": 1, "page": 1,
+                             "per_page": per_page, "groups_count": None},
+                    "results": listed[:per_page], "group_by": []}
+            return self._send(req, 200, json.dumps(body).encode(), "application/json", head,
+                              fault=fault)
         text = ""
         # filters are comma-separated, but a title may hold commas: split only before a key
         for flt in re.split(r",(?=[a-z_.]+:)", (query.get("filter") or [""])[0]):
             if flt.startswith(("title.search:", "display_name.search:")):
                 text = flt.split(":", 1)[1]
         text = text or (query.get("search") or [""])[0]
-        per_page = int((query.get("per-page") or query.get("per_page") or ["25"])[0])
         ranked = self._rank("openalex", text, "title")
         body = {"meta": {"count": len(ranked), "db_response_time_ms": 1, "page": 1,
                          "per_page": per_page, "groups_count": None},

@@ -12,8 +12,12 @@ design weight ``w = 1 / inclusion_prob``.
 from __future__ import annotations
 
 from citeaudit.stats._common import Interval
-from citeaudit.stats.bootstrap import cluster_bootstrap
-from citeaudit.stats.design_wilson import hajek_wilson
+from citeaudit.stats.bootstrap import cluster_bootstrap, f1_cluster_bootstrap
+from citeaudit.stats.design_wilson import (
+    cluster_design_effect,
+    hajek_wilson,
+    kish_effective_size,
+)
 from citeaudit.stats.hajek import HajekBatch, hajek_ratio, hajek_ratio_batch
 from citeaudit.stats.rows import rate_row
 from citeaudit.stats.wilson import wilson, wilson_bounds
@@ -22,9 +26,12 @@ __all__ = [
     "HajekBatch",
     "Interval",
     "cluster_bootstrap",
+    "cluster_design_effect",
+    "f1_cluster_bootstrap",
     "hajek_ratio",
     "hajek_ratio_batch",
     "hajek_wilson",
+    "kish_effective_size",
     "rate_row",
     "wilson",
     "wilson_bounds",

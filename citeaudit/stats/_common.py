@@ -8,7 +8,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-Method = Literal["wilson", "hajek_linearized", "cluster_bootstrap", "hajek_wilson"]
+Method = Literal["wilson", "hajek_linearized", "cluster_bootstrap", "hajek_wilson",
+                 "f1_cluster_bootstrap"]
 
 
 @dataclass(frozen=True)

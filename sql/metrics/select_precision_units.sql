@@ -1,12 +1,22 @@
--- Purpose: units of citation precision (Liu et al. 2023, as the demo codebook defines it):
--- a citation is precise when it fully or partially supports its claim; unsupported or
--- contradicted = 0; unresolved pairs are reported beside the rate.
--- A label that rests on a grader alone (basis grader_only) is not a human review: it is
--- reported beside the rate (category grader_only), never in it.
--- A unit whose answer is not among the date's answers is unresolved (answer_not_on_date),
--- never dropped.
+-- Purpose: units of citation precision, fail-closed variant: Liu et al.'s (2023) counting
+-- rule with unknowns set aside. A citation is precise when it fully supports its claim, or
+-- when it partially supports it, the claim's citations together fully support the claim and
+-- no single citation fully supports it alone (then the partial citations are needed);
+-- unsupported or contradicted = 0, a partial citation of a claim whose citations together do
+-- not fully support it (or that another citation fully supports) = 0. Unresolved, reported
+-- beside: pairs adjudicated unresolved (evidence inaccessible, unclear, tie), partial pairs of
+-- a claim whose combined support is unresolved or unknown, and grader-only labels (no human
+-- review; category grader_only). A unit whose answer is not among the date's answers is
+-- unresolved (answer_not_on_date), never dropped.
 -- Grain: one row per (claim_id, citation_id); claim-level rows (citation_id null) are
--- not pairs. Inputs: support_labels, answers (strata).
+-- not pairs. Inputs: support_labels, claim_labels (the claim's combined label), answers.
+WITH any_full AS (
+    SELECT claim_id,
+        bool_or(label = 'fully_supported' AND basis IS DISTINCT FROM 'grader_only') AS full
+    FROM support_labels
+    WHERE citation_id IS NOT NULL
+    GROUP BY claim_id
+)
 SELECT
     'citation_precision' AS metric,
     s.claim_id || '/' || s.citation_id AS unit_id,
@@ -19,14 +29,35 @@ SELECT
     CASE WHEN a.answer_id IS NOT NULL THEN (
         CASE
             WHEN s.basis = 'grader_only' THEN NULL
-            WHEN s.label IN ('fully_supported', 'partially_supported') THEN 1.0
+            WHEN s.label = 'fully_supported' THEN 1.0
             WHEN s.label IN ('unsupported', 'contradicted') THEN 0.0
+            WHEN s.label = 'partially_supported' THEN (
+                CASE
+                    WHEN f.full THEN 0.0
+                    WHEN l.label = 'fully_supported' THEN 1.0
+                    WHEN l.label IN ('partially_supported', 'unsupported', 'contradicted')
+                        THEN 0.0
+                END
+            )
         END
     ) END AS y,
     CASE WHEN a.answer_id IS NULL THEN 'answer_not_on_date' ELSE (
-        CASE WHEN s.basis = 'grader_only' THEN 'grader_only'
-            ELSE coalesce(s.label, 'no_label') END
+        CASE
+            WHEN s.basis = 'grader_only' THEN 'grader_only'
+            WHEN s.label = 'partially_supported' THEN (
+                CASE
+                    WHEN f.full THEN 'partial: another citation fully supports'
+                    WHEN l.label = 'fully_supported' THEN 'partial: needed for full support'
+                    WHEN l.label IN ('partially_supported', 'unsupported', 'contradicted')
+                        THEN 'partial: claim not fully supported'
+                    ELSE 'partial: combined support unresolved'
+                END
+            )
+            ELSE coalesce(s.label, 'no_label')
+        END
     ) END AS category
 FROM support_labels AS s
 LEFT JOIN answers AS a ON a.answer_id = s.answer_id
+LEFT JOIN any_full AS f ON f.claim_id = s.claim_id
+LEFT JOIN claim_labels AS l ON l.claim_id = s.claim_id
 WHERE s.citation_id IS NOT NULL

@@ -83,9 +83,14 @@ def test_seed_003_example_eight_of_ten_with_unresolved_beside(tmp_path: Path) ->
         assert r["method"] == "wilson"
         assert json.loads(r["breakdown"]) == {"fully_supported": 8, "partially_supported": 1,
                                               "unsupported": 1, "unresolved": 2}
+    # fail-closed precision: the lone partial citation is not needed for a full support
+    # (its claim is only partially supported), so it counts 0; unresolved pairs are beside
     precision = row(rows, "citation_precision")
     assert (precision["numerator"], precision["denominator"], precision["unresolved"]) == (
-        9, 10, 2)
+        8, 10, 2)
+    # Liu et al.'s precision counts the unresolved pairs as not supporting: 8 of 12
+    liu = row(rows, "liu_citation_precision")
+    assert (liu["numerator"], liu["denominator"], liu["unresolved"]) == (8, 12, 0)
     # no citation_existence, no omission_endpoints: said so, with no numbers at all
     for metric in ("existence_rate", "omission_rate", "metadata_mismatch_rate"):
         hits = [r for r in rows if r["metric"] == metric]
@@ -190,7 +195,7 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
 
     # every computed row: unresolved never in the denominator, interval around the estimate
     for r in rows:
-        if r["status"] == "ok":
+        if r["status"] == "ok" and r["metric"] != "liu_citation_f1":  # F1: no count of its own
             assert r["denominator"] > 0 and r["estimate"] is not None
             if r["ci_low"] is not None:
                 assert r["ci_low"] <= r["estimate"] <= r["ci_high"]

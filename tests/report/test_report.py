@@ -122,3 +122,62 @@ def test_report_names_absent_inputs_instead_of_a_zero(tmp_path: Path) -> None:
     omission = [c for c in cells if 'href="#def-omission_rate"' in c]
     assert len(omission) == 1 and ">input missing<" in omission[0], omission
     assert "%" not in re.sub(r'title="[^"]*"', "", omission[0])
+
+
+def test_report_shows_what_it_hides(built) -> None:
+    """No bare dots that look exact, no vanishing rows, no literal None: a one-cluster row is
+    a hollow marker labelled "no interval (1 cluster)", an engine without units is a "no
+    units" row, every plot row carries n and u, higher-is-worse metrics are marked."""
+    derived, _ = built
+    html = report_path(derived).read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert not re.search(r"\bNone\b", text), "a literal None on the page"
+    rates = html[html.index('<section id="rates">'):html.index('<section id="l1">')]
+    # gamma answers one query: its weighted rows have no interval, drawn hollow and labelled
+    hollow = re.findall(r'<circle class="mark est hollow"[^>]*fill="#ffffff"', rates)
+    assert len(hollow) >= 5, len(hollow)
+    assert rates.count(">no interval (1 cluster)</text>") == len(hollow)
+    # gamma has no source-risk tuple: its omission row says so instead of vanishing
+    omission = rates[rates.index('id="plot-omission_rate"'):]
+    omission = omission[:omission.index("</svg>")]
+    assert '>gamma</text>' in omission and ">no units</text>" in omission
+    assert ">n=0 u=0</text>" in omission
+    # every plot row shows its counts: labels and counts come in equal numbers
+    for plot in re.findall(r'<svg class="plot".*?</svg>', rates, re.S):
+        rows = len(re.findall(r'text-anchor="end"(?: font-weight="bold")?>', plot))
+        assert len(re.findall(r'class="counts"', plot)) == rows, plot[:200]
+    # higher is worse: marked in the plot heading, the headline column and drawn in orange
+    dead = rates[rates.index('id="plot-dead_rate"'):]
+    assert "↓ higher is worse" in dead[:400] and 'fill="#b34700"' in dead[:dead.index("</svg>")]
+    assert "dead (L1) ↓" in html
+    # the dead-citation table: capture time and archived reference; no title shows the URL
+    l1 = html[html.index('<section id="l1">'):html.index('<section id="support">')]
+    assert "<th>capture time</th><th>archived reference</th>" in l1
+    assert '<td class="capture">2026-11-02T06:00:00+00:00</td>' in l1
+    assert "https://example.org/a01 · HTTP 404 · sha256 abababababab" in l1
+    assert '<td class="title">https://example.org/a07</td>' in l1
+    # the paper's definitions beside ours, and which rows of the support table are pairs
+    assert "the paper's definition beside ours" in html
+    assert 'href="#def-liu_citation_precision"' in html and "Citation F1 (Liu et al. 2023)" in html
+    assert "Rows count claim-citation pairs" in html
+    assert "Definition:</strong> Liu, Zhang &amp; Liang (2023)" in html
+
+
+def test_run_summary_says_which_support_items_are_pairs_and_which_statements(demo_run) -> None:
+    """The summary's support split: claim-citation pairs and statements judged as a whole,
+    counted here from the support_labels parquet files, per codebook."""
+    import duckdb
+    from rich.console import Console
+
+    from citeaudit.report.summary import _render_support_levels
+
+    console = Console(record=True, width=160)
+    rows = _render_support_levels(demo_run.derived, console)
+    glob = str(demo_run.derived / "support_labels" / "*" / "*" / "data.parquet")
+    expect = duckdb.sql(
+        f"SELECT codebook, citation_id IS NOT NULL AS pair, count(*) FROM read_parquet("
+        f"'{glob}', hive_partitioning = true) GROUP BY ALL").fetchall()
+    got = {(r["codebook"], r["judged"] == "claim-citation pairs"): r["items"] for r in rows}
+    assert got == {(c, p): n for c, p, n in expect}
+    text = console.export_text()
+    assert "claim-citation pairs" in text and "pairs vs statements" in text

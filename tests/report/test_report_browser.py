@@ -3,7 +3,9 @@
 Opens the page built from contract-shaped tables with XSS payloads planted in a cited page's
 title, an omission source URL and the codebook description, and checks: no console error or
 page error, no dialog, the payloads ran nothing and show as text, every plot has marks with a
-size, and a full-page screenshot (kept in the test's tmp dir) is not blank.
+size, rows without an interval are drawn as visible hollow markers labelled "no interval (1
+cluster)", an engine without units shows a "no units" row, and a full-page screenshot (kept
+in the test's tmp dir) is not blank.
 
 Playwright's own browser downloads are never used (offline): ``executable_path`` points at
 the system Chromium, or at $CITEAUDIT_CHROMIUM.
@@ -94,6 +96,33 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
             empty = [p for p in plots if p["w"] <= 0 or p["h"] <= 0 or p["solid"] == 0]
             assert not empty, f"plots without visible marks: {empty}"
             assert sum(p["marks"] for p in plots) > 100
+
+            # a row without an interval is a visible hollow marker with its label beside it;
+            # an engine without units is a visible "no units" row, not a missing one
+            hidden = page.evaluate(
+                """() => {
+                    const size = el => { const r = el.getBoundingClientRect();
+                                         return r.width > 0 && r.height > 0; };
+                    const hollow = [...document.querySelectorAll('circle.hollow')];
+                    const labels = [...document.querySelectorAll('text.no-interval')];
+                    const noUnits = [...document.querySelectorAll('text.no-estimate')]
+                        .filter(t => t.textContent === 'no units');
+                    return {
+                        hollow: hollow.filter(size).length,
+                        filled: hollow.filter(c => getComputedStyle(c).fill !==
+                                                  'rgb(255, 255, 255)').length,
+                        labels: labels.filter(size)
+                            .filter(t => t.textContent === 'no interval (1 cluster)').length,
+                        noUnits: noUnits.filter(size).length,
+                        gammaRows: noUnits.filter(t => [...t.parentNode.querySelectorAll(
+                            'text')].some(l => l.textContent === 'gamma' &&
+                            l.getAttribute('y') === t.getAttribute('y'))).length,
+                    };
+                }"""
+            )
+            assert hidden["hollow"] >= 5 and hidden["filled"] == 0, hidden
+            assert hidden["labels"] == hidden["hollow"], hidden
+            assert hidden["noUnits"] >= 1 and hidden["gammaRows"] >= 1, hidden
 
             page.screenshot(path=str(shot), full_page=True)
             # decode the screenshot in the browser: a blank page has (almost) one colour

@@ -58,7 +58,8 @@ def _requests(home: Path) -> list[dict]:
         for rec in events.records:
             meta = rec.asset_materialization.metadata
             out.append({k: int(meta[k].value) for k in ("requests_made", "citations_checked",
-                                                         "records_from_cache")})
+                                                         "records_from_cache",
+                                                         "lookups_fetched")})
         return out
 
 
@@ -100,10 +101,13 @@ def test_one_request_per_new_lookup_and_none_on_a_second_run(run):
     con = duckdb.connect()
     lookups = con.sql(f"""SELECT count(DISTINCT (registry, kind, lookup_key))
         FROM read_parquet('{derived}/scholarly_records/*/*/data.parquet')""").fetchall()[0][0]
+    fetched_first = sum(m["lookups_fetched"] for m in first)
+    assert fetched_first == lookups  # each lookup fetched once, over both dates and codebooks
     made_first = sum(m["requests_made"] for m in first)
-    assert made_first == lookups  # each lookup fetched once, over both dates and codebooks
+    assert 0 < made_first < lookups  # DOIs went in lists
     assert len(second) == 2 * len(first)
     assert sum(m["requests_made"] for m in second) == made_first  # the rerun made none
+    assert sum(m["lookups_fetched"] for m in second) == fetched_first
     checked = sum(m["citations_checked"] for m in first)
     assert checked > 0 and lookups > 0
 

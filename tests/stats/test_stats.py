@@ -14,9 +14,11 @@ from statsmodels.stats.proportion import proportion_confint
 from citeaudit.stats import (
     Interval,
     cluster_bootstrap,
+    cluster_design_effect,
     hajek_ratio,
     hajek_ratio_batch,
     hajek_wilson,
+    kish_effective_size,
     rate_row,
     wilson,
 )
@@ -319,13 +321,13 @@ def test_hajek_ultimate_cluster_variance_matches_the_formula() -> None:
         hajek_ratio(y, w, strata=np.arange(10) % 2, clusters=cl)
 
 
-def test_hajek_wilson_equal_weights_is_close_to_wilson() -> None:
-    """Equal weights, no clusters: n_eff = n - 1 (sample variance), so nearly Wilson(k, n)."""
+def test_hajek_wilson_equal_weights_is_wilson() -> None:
+    """Equal weights, no clusters: n_eff = n, so exactly Wilson(k, n)."""
     y = np.array([1.0] * 30 + [0.0] * 10)
     iv = hajek_wilson(y, np.ones(40))
     ref = wilson(30, 40)
     assert iv.estimate == pytest.approx(0.75)
-    assert (iv.low, iv.high) == pytest.approx((ref.low, ref.high), abs=0.006)
+    assert (iv.low, iv.high) == pytest.approx((ref.low, ref.high))
     assert iv.method == "hajek_wilson"
 
 
@@ -341,3 +343,66 @@ def test_hajek_wilson_edges() -> None:
     assert hajek_wilson([], []).estimate is None
     with pytest.raises(ValueError, match="0/1"):
         hajek_wilson([0.5, 1.0], [1.0, 1.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(2, 60), seed=st.integers(0, 2**32 - 1), n_clusters=st.integers(0, 30))
+def test_weighted_interval_moves_monotonically_with_k(n: int, seed: int, n_clusters: int
+                                                      ) -> None:
+    """Fixed design (n units, weights, clusters or none, the metric's design effect), units
+    turned from 0 to 1 one at a time in a random order: estimate and both bounds never fall,
+    and every k from 0 to n uses the same effective sample size (no jump at the edges)."""
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.2, 5.0, n) ** rng.integers(0, 3)  # equal weights, mild or strong skew
+    cl = rng.integers(0, n_clusters, n) if n_clusters else None
+    deff = float(rng.uniform(1.0, 4.0)) if n_clusters else None
+    order = rng.permutation(n)
+    y = np.zeros(n)
+    prev = hajek_wilson(y, w, clusters=cl, design_effect=deff)
+    effective = {next((x for x in prev.notes if x.startswith("effective")), None)}
+    for i in order:
+        y[i] = 1.0
+        iv = hajek_wilson(y, w, clusters=cl, design_effect=deff)
+        if prev.low is None:  # one cluster: never an interval, whatever k
+            assert iv.low is None and iv.high is None
+        else:
+            assert iv.estimate >= prev.estimate - 1e-12
+            assert iv.low >= prev.low - 1e-12 and iv.high >= prev.high - 1e-12
+            assert iv.low <= iv.estimate <= iv.high
+        effective.add(next((x for x in iv.notes if x.startswith("effective")), None))
+        prev = iv
+    assert len(effective) == 1, effective
+
+
+def test_one_failure_never_narrows_the_interval_of_all_passing() -> None:
+    """165 citations of 45 queries, unequal weights, one design effect for the metric:
+    164/165 and 165/165 share the effective sample size, so the interval of 164/165 sits just
+    below that of 165/165 and is about as wide (it was six times narrower)."""
+    rng = np.random.default_rng(16)
+    cl = np.sort(rng.integers(0, 45, 165))
+    w = 1.0 / np.array([0.5, 1.0, 0.25])[cl % 3]
+    y = np.ones(165)
+    y[40] = 0.0
+    deff = 2.0
+    allpass = hajek_wilson(np.ones(165), w, clusters=cl, design_effect=deff)
+    one_fail = hajek_wilson(y, w, clusters=cl, design_effect=deff)
+    assert one_fail.low < allpass.low and one_fail.high < allpass.high == 1.0
+    n_eff = kish_effective_size(w) / deff
+    assert allpass.notes[-1] == one_fail.notes[-1] == (
+        f"effective sample size {n_eff:.1f} (Kish {kish_effective_size(w):.1f} / design "
+        f"effect {deff:.2f})")
+    width = (allpass.high - allpass.low, one_fail.high - one_fail.low)
+    assert 0.8 < width[1] / width[0] < 1.5, width
+
+
+def test_cluster_design_effect_is_bounded_and_defined_at_the_edges() -> None:
+    """Outcomes identical within clusters: the design effect is the upper bound (a cluster
+    is one draw); independent of the clusters: about 1; all units agree: the upper bound."""
+    cl = np.repeat(np.arange(40), 5)
+    w = np.ones(200)
+    upper = kish_effective_size(w) / kish_effective_size(w, cl)
+    same = np.repeat(np.arange(40) % 3 == 0, 5).astype(float)
+    assert cluster_design_effect(same, w, cl) == pytest.approx(upper, rel=0.05)
+    mixed = (np.arange(200) % 5 == 0).astype(float)  # one success in every cluster
+    assert cluster_design_effect(mixed, w, cl) == 1.0
+    assert cluster_design_effect(np.ones(200), w, cl) == upper
