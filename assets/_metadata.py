@@ -1,7 +1,10 @@
-"""Materialization metadata shared by every asset: row count, file path and a small preview."""
+"""Materialization metadata shared by every asset: row count, file path, the file's SHA-256
+(so ``citeaudit status`` can tell a rerun that wrote the same bytes from a change) and a small
+preview."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import dagster as dg
@@ -15,6 +18,14 @@ def _cell(value: object) -> str:
     text = "" if value is None else str(value)
     text = text.replace("|", "\\|").replace("\n", " ")
     return text if len(text) <= PREVIEW_CELL else text[: PREVIEW_CELL - 1] + "…"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def preview_markdown(table: pa.Table, rows: int = PREVIEW_ROWS) -> str:
@@ -31,6 +42,7 @@ def table_metadata(table: pa.Table, path: Path, **extra: object) -> dict[str, dg
     meta: dict[str, dg.MetadataValue] = {
         "dagster/row_count": dg.MetadataValue.int(table.num_rows),
         "path": dg.MetadataValue.path(str(path)),
+        "sha256": dg.MetadataValue.text(_sha256(path)),
         "preview": dg.MetadataValue.md(preview_markdown(table)),
     }
     for key, value in extra.items():

@@ -10,6 +10,7 @@ CATALOGUED = [
     "claims",
     "citations",
     "rejected_inputs",
+    "ignored_inputs",
     "captures",
     "claim_checks",
     "answer_checks",

@@ -87,3 +87,20 @@ def ingest_answers(context: dg.AssetExecutionContext, paths: PathsResource):
         severity=dg.AssetCheckSeverity.WARN,
         metadata={"rejected_share": share, **counts},
     )
+
+
+@dg.asset(
+    group_name="ingest",
+    description=(
+        "One row per file or folder under the raw root that the pipeline does not read: path, "
+        "file/folder, reason (wrong place, name or suffix, not an archive by its first bytes, "
+        "unreadable) and what was expected. `citeaudit check` prints the same rows."
+    ),
+)
+def ignored_inputs(paths: PathsResource) -> dg.MaterializeResult:
+    """Walk the raw folder and write the file-level table of what is not read."""
+    from citeaudit.ingest import raw_check
+
+    table = raw_check.ignored_inputs(paths.raw)
+    path = parquet_io.write_partition(table, paths.derived, "ignored_inputs")
+    return dg.MaterializeResult(metadata=table_metadata(table, path))

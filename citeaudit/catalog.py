@@ -2,17 +2,110 @@
 
 The file is rebuilt under a temporary name and moved into place: an analyst who has the old
 catalog open read-only keeps reading it, and nobody ever sees a half-built one. Views read the
-parquet files by absolute path, so the catalog works from any working directory.
+parquet files by absolute path, so the catalog works from any working directory. Every view and
+column carries its description from the data dictionary, ``docs/tables.md`` (the one source of
+those descriptions: the Dagster column schemas read it too, and a test checks it against the
+real schemas).
 """
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from citeaudit import duck, parquet_io
 
 CATALOG_FILE = "catalog.duckdb"
+TABLES_DOC = Path(__file__).resolve().parents[1] / "docs" / "tables.md"
+COMMON = "Common columns"
+
+
+@dataclass(frozen=True)
+class TableDoc:
+    """One table of the data dictionary: what a row is, and each column's (type, description)."""
+
+    name: str
+    description: str
+    columns: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+@cache
+def dictionary(path: Path = TABLES_DOC) -> dict[str, TableDoc]:
+    """The data dictionary parsed from ``docs/tables.md``: one entry per ``## table`` section
+    (``Common columns`` included, with empty types); empty when the file is not there (an
+    installed package without the docs: views simply carry no comments)."""
+    if not Path(path).is_file():
+        return {}
+    tables: dict[str, TableDoc] = {}
+    current: TableDoc | None = None
+    prose: list[str] = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        heading = re.match(r"^## (.+)$", line)
+        if heading:
+            current = TableDoc(heading.group(1).strip(), "")
+            tables[current.name] = current
+            prose = []
+        elif current is None:
+            continue
+        elif line.startswith("|"):
+            cells = _cells(line)
+            if cells[0] in ("column", "") or set(cells[0]) <= {"-"}:
+                continue
+            kind, text = (cells[1], cells[2]) if len(cells) >= 3 else ("", cells[-1])
+            current.columns[cells[0]] = (kind, text)
+        elif line.strip() and not current.columns:
+            prose.append(line.strip())
+            tables[current.name] = TableDoc(current.name, " ".join(prose), current.columns)
+            current = tables[current.name]
+    return tables
+
+
+def column_description(table: str, column: str) -> str | None:
+    """A column's description: the table's own, else the common one, else None."""
+    docs = dictionary()
+    own = docs.get(table)
+    if own is not None and column in own.columns:
+        return own.columns[column][1]
+    common = docs.get(COMMON)
+    return common.columns[column][1] if common is not None and column in common.columns else None
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def comment_views(con, views: list[str]) -> None:
+    """``COMMENT ON VIEW`` / ``COMMENT ON COLUMN`` from the data dictionary.
+
+    DuckDB's COMMENT ON takes no bound parameters, so names and descriptions are quoted as SQL
+    literals and identifiers here (quotes doubled); they come from docs/tables.md and the
+    views' own column names, never from input data.
+    """
+    docs = dictionary()
+    for view in views:
+        if view in docs and docs[view].description:
+            text = _literal(docs[view].description)
+            con.execute(f"COMMENT ON VIEW {_identifier(view)} IS {text}")
+        for (column,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = $view", {"view": view}
+        ).fetchall():
+            text = column_description(view, column)
+            if text:
+                con.execute(
+                    f"COMMENT ON COLUMN {_identifier(view)}.{_identifier(column)} IS "
+                    f"{_literal(text)}"
+                )
 
 
 def assets_on_disk(derived: Path) -> dict[str, int]:
@@ -32,17 +125,50 @@ def build(derived: Path) -> Path:
     """Rebuild ``derived/catalog.duckdb`` atomically; return its path."""
     derived.mkdir(parents=True, exist_ok=True)
     final = derived / CATALOG_FILE
-    tmp = derived / f".{CATALOG_FILE}.tmp"
+    tmp = parquet_io.temp_name(final)
+    parquet_io.remove_dead_temps(final)
     for leftover in (tmp, Path(f"{tmp}.wal")):
         leftover.unlink(missing_ok=True)
     con = duck.connect(tmp)
     try:
-        for asset, depth in assets_on_disk(derived).items():
+        on_disk = assets_on_disk(derived)
+        for asset, depth in on_disk.items():
             glob = parquet_io.dataset_glob(derived, asset, depth)
             relation = con.read_parquet(glob, hive_partitioning=depth > 0, union_by_name=True)
             relation.create_view(asset)
+        comment_views(con, list(on_disk))
         con.execute("CHECKPOINT")
     finally:
         con.close()
     os.replace(tmp, final)
     return final
+
+
+def dictionary_problems(real: dict[str, dict[str, str]]) -> list[str]:
+    """What ``docs/tables.md`` gets wrong about ``real`` (table → column → DuckDB type): a table
+    or column it does not describe, a type that differs, a column or table it describes that
+    does not exist. One line each, naming the table and column."""
+    docs = dictionary()
+    common = docs[COMMON].columns if COMMON in docs else {}
+    problems: list[str] = []
+    for table, columns in sorted(real.items()):
+        doc = docs.get(table)
+        if doc is None:
+            listed = ", ".join(f"{c} {t}" for c, t in columns.items())
+            problems.append(f"table {table} has no '## {table}' section in docs/tables.md "
+                            f"(columns: {listed})")
+            continue
+        for column, kind in columns.items():
+            if column in doc.columns:
+                if doc.columns[column][0] != kind:
+                    problems.append(f"{table}.{column} is {kind}, docs/tables.md says "
+                                    f"{doc.columns[column][0]}")
+            elif column not in common:
+                problems.append(f"{table}.{column} ({kind}) is not described in docs/tables.md")
+        for column in doc.columns:
+            if column not in columns:
+                problems.append(f"docs/tables.md describes {table}.{column}, which {table} "
+                                "does not have")
+    for table in sorted(set(docs) - set(real) - {COMMON}):
+        problems.append(f"docs/tables.md has a section for {table}, which is not on disk")
+    return problems

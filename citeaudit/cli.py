@@ -15,6 +15,9 @@ citeaudit import openai|gemini|anthropic|perplexity PATH... --out DIR   engine r
 citeaudit collect --engine E --queries PANEL --out DIR   ask an engine a query panel
 citeaudit validate-grader expertqa PATH       the evidence locator against expert labels
 citeaudit review export|import                Label Studio tasks out, its JSON export in
+citeaudit check [--raw DIR]                   what under the raw folder will not be read, and why
+citeaudit init [--raw DIR]                    a raw folder's layout and the default codebook
+citeaudit report [--derived DIR]              the paths of the HTML reports
 """
 
 from __future__ import annotations
@@ -35,30 +38,51 @@ err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 def _cmd_summary(args: argparse.Namespace) -> int:
     from citeaudit.catalog import CATALOG_FILE
-    from citeaudit.report import summary
 
     derived = Path(args.derived).resolve()
     if not (derived / CATALOG_FILE).is_file():
         err.print(f"[red]error:[/red] no {derived / CATALOG_FILE}: run `citeaudit run` first")
         return 2
-    summary.render(derived)
+    ops_cli.print_summary(Path(args.raw).resolve(), derived)
     return 0
 
 
 def _cmd_catalog(args: argparse.Namespace) -> int:
     from citeaudit import catalog
+    from pipelines import runlock
 
-    path = catalog.build(Path(args.derived).resolve())
+    derived = Path(args.derived).resolve()
+    try:
+        with runlock.hold(derived, warn=lambda m: err.print(f"[yellow]warning:[/yellow] {m}")):
+            path = catalog.build(derived)
+    except runlock.LockHeld as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return 3
     print(path)
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    derived = Path(args.derived).resolve()
+    pages = sorted((derived / "report").glob("observation_date=*/codebook=*/index.html"))
+    if not pages:
+        err.print(f"[red]error:[/red] no report under {derived / 'report'}: run `citeaudit run`")
+        return 2
+    for page in pages:
+        print(page)
+    return 0
+
+
 def _cmd_ui(args: argparse.Namespace) -> int:
+    raw, derived = Path(args.raw).resolve(), Path(args.derived).resolve()
+    if not raw.is_dir():
+        err.print(f"[red]error:[/red] raw folder {raw} does not exist (--raw DIR)")
+        return 2
+    os.environ.setdefault("CITEAUDIT_RAW", str(raw))
+    os.environ.setdefault("CITEAUDIT_DERIVED", str(derived))
     from pipelines import runner
 
-    home = runner.ensure_dagster_home()
-    os.environ.setdefault("CITEAUDIT_RAW", str(Path(args.raw).resolve()))
-    os.environ.setdefault("CITEAUDIT_DERIVED", str(Path(args.derived).resolve()))
+    home = runner.ensure_dagster_home(derived)
     err.print(f"Dagster UI on http://{args.host}:{args.port}  (DAGSTER_HOME={home})")
     dagster = Path(sys.executable).with_name("dagster")
     command = [
@@ -83,6 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Run `citeaudit COMMAND --help` for the options of a command.",
     )
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("citeaudit")
+    except PackageNotFoundError:
+        installed = "unknown"
+    parser.add_argument("--version", action="version", version=f"citeaudit {installed}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo_corpus.register_cli(sub)
@@ -105,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_support(sub)
 
     summ = sub.add_parser("summary", help="print the summary of what is in --derived")
+    summ.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
     summ.add_argument(
         "--derived", default="data/derived", help="output folder (default: data/derived)"
     )
@@ -116,19 +148,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cat.set_defaults(func=_cmd_catalog)
 
+    rep = sub.add_parser(
+        "report", help="print the path of every HTML report (one per date × codebook)"
+    )
+    rep.add_argument(
+        "--derived", default="data/derived", help="output folder (default: data/derived)"
+    )
+    rep.set_defaults(func=_cmd_report)
+
     ui = sub.add_parser("ui", help="start the Dagster UI (dagster dev) on the local instance")
-    ui.add_argument("--raw", default="data/raw")
-    ui.add_argument("--derived", default="data/derived")
-    ui.add_argument("--host", default="127.0.0.1")
-    ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
+    ui.add_argument(
+        "--derived", default="data/derived", help="output folder (default: data/derived)"
+    )
+    ui.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback)")
+    ui.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
     ui.set_defaults(func=_cmd_ui)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``citeaudit`` console script."""
+    """Entry point of the ``citeaudit`` console script.
+
+    A file that cannot be opened is a one-line error naming it, not a traceback
+    (``CITEAUDIT_DEBUG=1`` shows the traceback); Ctrl-C exits 130 without one.
+    """
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except OSError as exc:
+        if os.environ.get("CITEAUDIT_DEBUG") or exc.filename is None:
+            raise
+        err.print(
+            f"[red]error:[/red] {exc.filename}: {exc.strerror or exc} "
+            f"(`citeaudit {args.command} --help` says what it expects)"
+        )
+        return 2
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
 
 
 if __name__ == "__main__":

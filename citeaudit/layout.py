@@ -8,7 +8,10 @@ reported, not silently read or silently dropped.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
+import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
@@ -16,6 +19,11 @@ ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 # They belong to their observation date's captures, whatever day they were crawled.
 FETCHED_WARC_RE = re.compile(r"^citeaudit-(\d{4}-\d{2}-\d{2})-(\d{5})\.warc\.gz$")
 DATED_FOLDERS = ("answers", "warc")
+SOURCE_RISK_DIR = Path("annotations") / "source_risk"
+# What the first record of a WARC or an ARC file starts with (after gzip, if any).
+ARCHIVE_MAGIC = (b"WARC/", b"filedesc://")
+GZIP_MAGIC = b"\x1f\x8b"
+SNIFF_BYTES = 4096
 
 
 def is_archive(path: Path) -> bool:
@@ -23,12 +31,44 @@ def is_archive(path: Path) -> bool:
     return path.is_file() and path.name.endswith(ARCHIVE_SUFFIXES)
 
 
+def archive_problem(path: Path) -> tuple[str, str] | None:
+    """Why a file named as an archive cannot be one, by its first bytes: (reason, detail), or
+    None when it starts as a WARC or ARC record does (``WARC/`` or ``filedesc://``, after gzip
+    when it is gzipped). A text file named ``x.warc.gz`` is not read as 20 junk records."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError as exc:
+        return "unreadable", f"{type(exc).__name__}: {exc.strerror or exc}"
+    if not head:
+        return "empty_file", "0 bytes"
+    if head.startswith(GZIP_MAGIC):
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head)
+        except zlib.error as exc:
+            return "not_an_archive", f"gzip header but the data does not decompress: {exc}"
+    start = head.lstrip()
+    if start.startswith(ARCHIVE_MAGIC):
+        return None
+    shown = start[:24].decode("latin-1").encode("unicode_escape").decode("ascii")
+    return "not_an_archive", f"starts with '{shown}', not 'WARC/' or 'filedesc://'"
+
+
 def warc_files(raw: Path, crawl_date: str) -> list[Path]:
-    """Every WARC/ARC file of one crawl date, recursively, in a stable order."""
+    """Every WARC/ARC file of one crawl date, recursively, in a stable order; a file whose first
+    bytes are not an archive's is left out (``citeaudit check`` lists it in ``ignored_inputs``)."""
     folder = raw / "warc" / crawl_date
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.rglob("*") if is_archive(p))
+    return sorted(p for p in folder.rglob("*") if is_archive(p) and archive_problem(p) is None)
+
+
+def source_risk_files(raw: Path) -> list[Path]:
+    """Every ``*.jsonl`` under ``annotations/source_risk/`` (recursively), in a stable order.
+
+    Any name is read: each record is dated by its answer, not by its file's name."""
+    folder = Path(raw) / SOURCE_RISK_DIR
+    return sorted(p for p in folder.rglob("*.jsonl") if p.is_file()) if folder.is_dir() else []
 
 
 def _is_iso_date(name: str) -> bool:
@@ -73,3 +113,39 @@ def answer_dates(raw: Path) -> list[str]:
     if not folder.is_dir():
         return []
     return sorted(c.name for c in folder.iterdir() if c.is_dir() and _is_iso_date(c.name))
+
+
+def _answer_id(text: str) -> str | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    found = value.get("answer_id") if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def source_risk_lines(
+    raw: Path, date: str, date_of_answer: Mapping[str, str]
+) -> list[tuple[str, int, str]]:
+    """The source-risk lines of one observation date, as (file, line, text), from every file of
+    :func:`source_risk_files`. A line belongs to the date of its answer (``date_of_answer``:
+    answer id → observation date); a line no known answer dates (malformed, unknown answer)
+    goes to the answer date its file is named after, else to the first answer date of ``raw``,
+    where validation rejects it with its reason: nothing is silently dropped. ``file`` is the
+    path under the folder."""
+    folder = Path(raw) / SOURCE_RISK_DIR
+    audited = answer_dates(raw)  # the dates a judged run audits
+    first_date = audited[0] if audited else None
+    rows: list[tuple[str, int, str]] = []
+    for path in source_risk_files(raw):
+        label = path.relative_to(folder).as_posix()
+        fallback = path.stem if path.stem in audited else first_date
+        with path.open("rb") as fh:
+            for number, data in enumerate(fh, 1):
+                text = data.decode("utf-8", errors="replace").rstrip("\r\n")
+                if not text.strip():
+                    continue
+                owner = date_of_answer.get(_answer_id(text) or "", fallback)
+                if owner == date:
+                    rows.append((label, number, text))
+    return rows

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -121,40 +122,230 @@ def _advance(progress: Progress, task: object):  # -> Callable[[Step, bool], Non
     return advance
 
 
+SHOW_IGNORED = 20
+
+
+def report_ignored(raw: Path, quiet: bool = False) -> int:
+    """Print what under ``raw`` will not be read (one warning line each, the first
+    ``SHOW_IGNORED``); return how many."""
+    from citeaudit.ingest import raw_check
+
+    rows = raw_check.ignored_inputs(raw).to_pylist()
+    if quiet:
+        return len(rows)
+    for row in rows[:SHOW_IGNORED]:
+        err.print(
+            f"[yellow]not read:[/yellow] {raw / row['path']} "
+            f"({row['reason']}: {row['detail']})"
+        )
+    if len(rows) > SHOW_IGNORED:
+        err.print(f"… {len(rows) - SHOW_IGNORED} more: `citeaudit check --raw {raw}`")
+    return len(rows)
+
+
+def _lock_or_error(derived: Path):
+    """The derived folder's run lock, or None after a message naming its holder."""
+    from pipelines import runlock
+
+    lock = runlock.hold(derived, warn=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"))
+    try:
+        lock.__enter__()
+    except runlock.LockHeld as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return None
+    return lock
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``citeaudit run``: the daily audit per date, the judged audit per date × codebook."""
     from citeaudit import layout
-    from citeaudit.report import summary
     from pipelines import runner
 
     raw = _raw_or_error(args.raw)
     if raw is None:
         return 2
     derived = Path(args.derived).resolve()
-    found, strays = layout.discover_dates(raw)
-    for stray in strays:
-        err.print(f"[yellow]warning:[/yellow] {stray} is not named YYYY-MM-DD; skipped")
+    report_ignored(raw, args.quiet)
+    found, _strays = layout.discover_dates(raw)
     if not found:
-        err.print(f"[red]error:[/red] no answers/<date>/ or warc/<date>/ folders under {raw}")
+        err.print(
+            f"[red]error:[/red] no answers/<YYYY-MM-DD>/ or warc/<YYYY-MM-DD>/ folders under "
+            f"{raw} (the layout is in docs/inputs.md; `citeaudit check --raw {args.raw}` lists "
+            "what is there and why it is not read)"
+        )
+        return 2
+    if not layout.codebook_versions(raw):
+        err.print(
+            f"[red]error:[/red] no codebook: {raw / 'codebooks'} holds no <version>.yaml, and "
+            "every judged stage (L1, L2, support, L3, source risk, metrics, report) needs one. "
+            f"Write the documented default with `citeaudit init --raw {args.raw}` "
+            "(schema: docs/codebook.md)"
+        )
         return 2
     dates = _select_dates(found, args, raw, "answers or warc folder")
     versions = _versions_or_error(raw, args.codebook)
     if dates is None or versions is None:
         return 2
-    steps = runner.plan(raw, dates, versions)
-    with _progress("run", args.quiet) as progress:
-        task = progress.add_task(dates[0], total=len(steps))
-        failed = runner.run_dates(
-            raw,
-            derived,
-            dates,
-            versions=versions,
-            on_step=_advance(progress, task),
-            verbose=args.verbose,
-        )
+    lock = _lock_or_error(derived)
+    if lock is None:
+        return 3
+    try:
+        steps = runner.plan(raw, dates, versions)
+        with _progress("run", args.quiet) as progress:
+            task = progress.add_task(dates[0], total=len(steps))
+            failed = runner.run_dates(
+                raw,
+                derived,
+                dates,
+                versions=versions,
+                on_step=_advance(progress, task),
+                verbose=args.verbose,
+            )
+    finally:
+        lock.__exit__(None, None, None)
     if not args.quiet:
-        summary.render(derived)
+        print_summary(raw, derived)
     return 1 if failed else 0
+
+
+def print_summary(raw: Path, derived: Path) -> None:
+    """The run summary, then what was not read and what was left unchecked, with the command
+    that says more."""
+    from citeaudit.report import summary
+
+    summary.render(derived)
+    ignored = derived / "ignored_inputs" / "data.parquet"
+    if ignored.is_file():
+        import pyarrow.parquet as pq
+
+        count = pq.read_metadata(ignored).num_rows
+        if count:
+            err.print(
+                f"[yellow]{count} file(s) or folder(s) under {raw} were not read[/yellow]: "
+                f"`citeaudit check --raw {raw}` lists them with the reason"
+            )
+    unchecked = offline_unchecked(derived)
+    if unchecked:
+        err.print(
+            f"[yellow]{unchecked} DOI lookup(s) left unchecked[/yellow] (registries offline, "
+            "not in the cache): set CITEAUDIT_CROSSREF_URL and CITEAUDIT_OPENALEX_URL to "
+            "`official` (or a mirror's URL) to query them"
+        )
+    err.print(
+        f"explore: `citeaudit ui --raw {raw} --derived {derived}`, or python -c "
+        f"\"import duckdb; print(duckdb.connect('{derived / 'catalog.duckdb'}', "
+        "read_only=True).sql('SELECT * FROM answer_checks LIMIT 5'))\""
+    )
+
+
+def offline_unchecked(derived: Path) -> int:
+    """Distinct DOIs that no registry was asked about because the run was offline."""
+    from citeaudit import duck
+
+    files = sorted((derived / "metadata_checks").glob("*/*/data.parquet"))
+    if not files:
+        return 0
+    con = duck.connect()
+    rel = con.read_parquet([str(f) for f in files], union_by_name=True)
+    if "explanation" not in rel.columns or "doi" not in rel.columns:
+        return 0
+    offline = rel.filter("outcome = 'unresolvable' AND explanation LIKE '%offline_no_cached%'")
+    return int(offline.aggregate("count(DISTINCT doi)").fetchall()[0][0])
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``citeaudit check``: every file and folder under --raw that will not be read, and why."""
+    from citeaudit import layout
+
+    raw = _raw_or_error(args.raw)
+    if raw is None:
+        return 2
+    count = report_ignored(raw, quiet=args.json)
+    if args.json:
+        from citeaudit.ingest import raw_check
+
+        print(json.dumps(raw_check.ignored_inputs(raw).to_pylist(), indent=1))
+    problems = []
+    if not layout.codebook_versions(raw):
+        problems.append(f"no codebooks/<version>.yaml: `citeaudit init --raw {args.raw}`")
+    if not layout.answer_dates(raw):
+        problems.append("no answers/<YYYY-MM-DD>/*.jsonl: nothing to audit")
+    for problem in problems:
+        err.print(f"[red]problem:[/red] {problem}")
+    if not args.json and not count and not problems:
+        err.print(f"[green]every file under {raw} will be read[/green]")
+    return 1 if count or problems else 0
+
+
+RAW_README = """# citeaudit raw folder
+
+Everything citeaudit reads lives here; `citeaudit check --raw .` lists anything it will not read.
+
+    answers/<YYYY-MM-DD>/*.jsonl          one answer per line, by observation date
+    warc/<YYYY-MM-DD>/**/*.warc.gz        captures of the cited pages, by crawl date
+                                          (also .warc, .arc, .arc.gz)
+    annotations/support/*.csv|*.parquet   support judgments, one per row
+    annotations/source_risk/*.jsonl       source-risk tuple judgments, any file name
+                                          (each record is dated by its answer)
+    annotations/annotators.csv            optional: annotator registry
+    codebooks/<version>.yaml              label maps, roles, weights, policy (docs/codebook.md)
+
+The formats of answers and annotations are in the project's docs/inputs.md.
+"""
+INIT_FOLDERS = ("answers", "warc", "annotations/support", "annotations/source_risk",
+                "codebooks")
+CODEBOOK_HEADER = """\
+# The default citeaudit codebook. Every key is documented in docs/codebook.md.
+# A codebook is versioned by its file name: copy this file to codebooks/v2.yaml to change a
+# rule, and `citeaudit backfill --codebook v2` recomputes only v2's outputs.
+#   label_maps       annotators' raw labels -> seed 003's five support categories
+#   source_roles     the source-role taxonomy and which roles need disclosure
+#   priority_weights review-priority dimensions (sum to 1)
+#   policy           thresholds for PASS / CONTEXTUALIZE / REVIEW / ABSTAIN
+#   alignment        the capture window around each citation's reference time
+"""
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """``citeaudit init``: the raw folder layout, a README in it and the default codebook."""
+    import yaml
+
+    from citeaudit import codebook
+    from citeaudit.demo_corpus import codebooks
+
+    raw = Path(args.raw).resolve()
+    if raw.exists() and not raw.is_dir():
+        err.print(f"[red]error:[/red] {raw} exists and is not a folder")
+        return 2
+    for folder in INIT_FOLDERS:
+        (raw / folder).mkdir(parents=True, exist_ok=True)
+    written = []
+    readme = raw / "README.md"
+    if not readme.exists():
+        readme.write_text(RAW_README, encoding="utf-8")
+        written.append(readme)
+    target = raw / "codebooks" / f"{args.version}.yaml"
+    if target.exists():
+        err.print(f"{target} exists; left as it is")
+    else:
+        doc = {**codebooks.codebook("v1"), "version": args.version}
+        text = CODEBOOK_HEADER + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+        try:
+            codebook.validate(yaml.safe_load(text), str(target), version=args.version)
+        except codebook.CodebookError as exc:  # the shipped default must validate
+            err.print(f"[red]error:[/red] the default codebook does not validate: {exc}")
+            return 1
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+        written.append(target)
+    for path in written:
+        print(path)
+    err.print(
+        f"raw folder ready: put answers in {raw / 'answers'}/<YYYY-MM-DD>/, then "
+        f"`citeaudit check --raw {args.raw}` and `citeaudit run --raw {args.raw}`"
+    )
+    return 0
 
 
 def _missing_daily(derived: Path, dates: list[str]) -> list[str]:
@@ -199,17 +390,23 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             f"({shown}): run `citeaudit run --from {missing[0]} --to {missing[-1]}` first"
         )
         return 2
-    steps = runner.backfill_plan(raw, args.codebook, dates)
-    with _progress(f"backfill {args.codebook}", args.quiet) as progress:
-        task = progress.add_task(dates[0], total=len(steps))
-        failed = runner.backfill(
-            raw,
-            derived,
-            args.codebook,
-            dates,
-            on_step=_advance(progress, task),
-            verbose=args.verbose,
-        )
+    lock = _lock_or_error(derived)
+    if lock is None:
+        return 3
+    try:
+        steps = runner.backfill_plan(raw, args.codebook, dates)
+        with _progress(f"backfill {args.codebook}", args.quiet) as progress:
+            task = progress.add_task(dates[0], total=len(steps))
+            failed = runner.backfill(
+                raw,
+                derived,
+                args.codebook,
+                dates,
+                on_step=_advance(progress, task),
+                verbose=args.verbose,
+            )
+    finally:
+        lock.__exit__(None, None, None)
     if not args.quiet:
         err.print(
             f"backfill {args.codebook}: {len(steps) - len(failed)}/{len(steps)} partitions "
@@ -230,7 +427,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if raw is None:
         return 2
     derived = Path(args.derived).resolve()
-    home = runner.ensure_dagster_home()
+    home = runner.ensure_dagster_home(derived)
     defs = build_defs(PathsResource(raw_dir=str(raw), derived_dir=str(derived)))
     with dg.DagsterInstance.get() as instance:
         rows = status.collect(instance, defs, raw, derived)
@@ -300,7 +497,34 @@ def _range(parser: argparse.ArgumentParser) -> None:
 
 
 def register_cli(sub: argparse._SubParsersAction) -> None:
-    """Add the ``run``, ``backfill`` and ``status`` subcommands."""
+    """Add the ``run``, ``backfill``, ``status``, ``check`` and ``init`` subcommands."""
+    check = sub.add_parser(
+        "check",
+        help="list every file and folder under --raw that will not be read, and why",
+        description=(
+            "Walk RAW and list every file or folder the pipeline will not read (wrong place, "
+            "name or suffix, not a WARC/ARC by its first bytes, unreadable), the same rows as "
+            "the ignored_inputs table; also say when no codebook or no answers are there. "
+            "`citeaudit run` does this first. Exit status 1 when anything is listed."
+        ),
+    )
+    check.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
+    check.add_argument("--json", action="store_true", help="the rows as JSON on stdout")
+    check.set_defaults(func=cmd_check)
+
+    init = sub.add_parser(
+        "init",
+        help="create a raw folder: its layout, a README and the documented default codebook",
+        description=(
+            "Create RAW/answers, warc, annotations/support, annotations/source_risk and "
+            "codebooks, a README.md describing them, and codebooks/VERSION.yaml (the documented "
+            "default codebook, schema in docs/codebook.md). Existing files are left as they are."
+        ),
+    )
+    init.add_argument("--raw", default="data/raw", help="folder to create (default: data/raw)")
+    init.add_argument("--version", default="v1", help="codebook version to write (default: v1)")
+    init.set_defaults(func=cmd_init)
+
     run = sub.add_parser(
         "run",
         help="materialize every asset for the dates found under --raw (or some of them)",

@@ -2,7 +2,8 @@
 
 A partition is one file, written to a temporary name in the same folder and moved into place
 with ``os.replace``: a reader sees the old file or the new one, never half of one, and a crash
-leaves at most a ``.tmp`` file that the next write of that partition replaces. Files carry no
+leaves at most a ``.tmp`` file that the next write of that partition removes. Temporary names
+carry the writer's PID, so two writers can never write into one temporary file. Files carry no
 timestamps or random ids, so the same rows give the same bytes.
 """
 
@@ -32,7 +33,8 @@ def write_partition(
     folder = partition_dir(derived, asset, partition)
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / DATA_FILE
-    tmp = folder / f".{DATA_FILE}.tmp"
+    tmp = temp_name(final)
+    remove_dead_temps(final)
     pq.write_table(
         table,
         tmp,
@@ -44,6 +46,29 @@ def write_partition(
         os.fsync(fh.fileno())
     os.replace(tmp, final)
     return final
+
+
+def temp_name(final: Path) -> Path:
+    """The temporary name this process writes ``final`` under (``.<name>.<pid>.tmp``)."""
+    return final.with_name(f".{final.name}.{os.getpid()}.tmp")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_dead_temps(final: Path) -> None:
+    """Remove temporary files of ``final`` left by writers that died (their PID is gone)."""
+    for leftover in final.parent.glob(f".{final.name}.*.tmp*"):
+        pid = leftover.name[len(final.name) + 2:].split(".", 1)[0]
+        if not pid.isdigit() or (int(pid) != os.getpid() and not _alive(int(pid))):
+            leftover.unlink(missing_ok=True)
 
 
 def read_partition(derived: Path, asset: str, partition: dict[str, str] | None = None) -> pa.Table:

@@ -8,17 +8,29 @@ from __future__ import annotations
 import dagster as dg
 
 import assets
+from citeaudit import catalog
 from pipelines.jobs import JOBS
 from pipelines.resources import PathsResource, paths_from_env, registries_from_env
 from pipelines.schedules import SCHEDULES
 from pipelines.sensors import SENSORS
 
 
+def column_schema(spec: dg.AssetSpec) -> dg.AssetSpec:
+    """The asset with its columns and their descriptions from the data dictionary
+    (``docs/tables.md``, the same text as the catalog's COMMENT ON), shown in the UI."""
+    doc = catalog.dictionary().get(spec.key.to_user_string())
+    if doc is None:
+        return spec
+    columns = [dg.TableColumn(name, kind or "unknown", description=text)
+               for name, (kind, text) in doc.columns.items()]
+    return spec.merge_attributes(metadata={"dagster/column_schema": dg.TableSchema(columns)})
+
+
 def build_defs(paths: PathsResource, **resources: dg.ConfigurableResource) -> dg.Definitions:
     """The project's definitions bound to one raw/derived folder pair (``resources`` replace
     the defaults, e.g. ``crossref=CrossrefResource(base_url=...)``)."""
     return dg.Definitions(
-        assets=dg.load_assets_from_package_module(assets),
+        assets=dg.map_asset_specs(column_schema, dg.load_assets_from_package_module(assets)),
         asset_checks=dg.load_asset_checks_from_package_module(assets),
         jobs=list(JOBS),
         schedules=list(SCHEDULES),

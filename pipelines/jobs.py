@@ -9,15 +9,20 @@ import dagster as dg
 # Run tags: what launched a run, and the codebook file's SHA-256 a judged run computed with.
 TRIGGER_TAG = "citeaudit/trigger"
 CODEBOOK_SHA_TAG = "citeaudit/codebook_sha256"
+# The derived folder a run wrote into: one Dagster instance may hold runs of many folders
+# (DAGSTER_HOME is shared by the Makefile and by users), so every reader filters by it.
+DERIVED_TAG = "citeaudit/derived"
 
 # Date-partitioned stages that need no judgment: the same for every codebook.
 DAILY_GROUPS = ("ingest", "archive", "citations")
 # Date × codebook stages: everything whose result depends on the codebook version.
 JUDGED_GROUPS = ("alignment", "support", "scholarly", "source_risk", "metrics", "report")
+# Unpartitioned assets of the daily groups: the whole raw folder, run with the catalog.
+RAW_WIDE = ("ignored_inputs",)
 
 daily_audit = dg.define_asset_job(
     "daily_audit",
-    selection=dg.AssetSelection.groups(*DAILY_GROUPS),
+    selection=dg.AssetSelection.groups(*DAILY_GROUPS) - dg.AssetSelection.assets(*RAW_WIDE),
     description="Every date-partitioned asset for one observation date, in one process.",
     executor_def=dg.in_process_executor,
 )
@@ -35,4 +40,11 @@ catalog_job = dg.define_asset_job(
     executor_def=dg.in_process_executor,
 )
 
-JOBS = (daily_audit, judged_audit, catalog_job)
+inputs_job = dg.define_asset_job(
+    "check_inputs",
+    selection=dg.AssetSelection.assets(*RAW_WIDE),
+    description="What under the raw folder is not read (ignored_inputs); first in every run.",
+    executor_def=dg.in_process_executor,
+)
+
+JOBS = (daily_audit, judged_audit, catalog_job, inputs_job)

@@ -1,16 +1,34 @@
 """Partitions: daily observation dates, and the codebook versions judgments are read under.
 
-Dates come from the data (``answers/<date>/``, ``warc/<date>/``) and are a daily dimension that
-starts early enough for any real panel. Codebook versions are a dynamic dimension registered from
+Dates come from the data (``answers/<date>/``, ``warc/<date>/``) and are a daily dimension. It
+starts at the first date of the raw folder named by ``CITEAUDIT_RAW`` when that is set (as
+``citeaudit ui`` does, so the UI's partitions span the dates the data has, not years of empty
+days), else early enough for any real panel (the in-process runs of ``citeaudit run`` accept any
+date of any raw folder). Codebook versions are a dynamic dimension registered from
 ``codebooks/<version>.yaml``; every asset that depends on judgments is partitioned by
 date × codebook so a new codebook is backfilled without touching another's outputs.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import dagster as dg
 
-START_DATE = "2020-01-01"
+from citeaudit import layout
+
+EARLIEST = "2020-01-01"
+
+
+def start_date() -> str:
+    """The first date of $CITEAUDIT_RAW's answers/ and warc/ folders, else ``EARLIEST``."""
+    raw = os.environ.get("CITEAUDIT_RAW")
+    dates = layout.discover_dates(Path(raw))[0] if raw and Path(raw).is_dir() else []
+    return dates[0] if dates else EARLIEST
+
+
+START_DATE = start_date()
 
 # end_offset=1 admits today's date: a panel observed today can be audited today.
 observation_date = dg.DailyPartitionsDefinition(start_date=START_DATE, end_offset=1)

@@ -43,8 +43,9 @@ def paths_from_env() -> PathsResource:
 class _RegistryResource(dg.ConfigurableResource):
     """A scholarly registry client's location and politeness (see citeaudit/scholarly/).
 
-    ``base_url``: "" = the official API, or the demo's loopback registry when the raw folder
-    holds ``registry/``; "offline" = cache only; else a mirror's base URL. The contact address
+    ``base_url``: "" (default) = offline (cache only), or the demo's loopback registry when the
+    raw folder holds ``registry/``; "offline" = cache only; "official" = the official API
+    (online: only when a user asks for it); else a mirror's base URL. The contact address
     for the polite pools is read from the environment variable named by ``mailto_env``.
     """
 
@@ -80,7 +81,8 @@ class OpenAlexResource(_RegistryResource):
 
 
 def registries_from_env() -> dict[str, _RegistryResource]:
-    """The registry resources, base URLs from CITEAUDIT_CROSSREF_URL / CITEAUDIT_OPENALEX_URL."""
+    """The registry resources, base URLs from CITEAUDIT_CROSSREF_URL / CITEAUDIT_OPENALEX_URL
+    (unset: offline, or the demo's loopback registry; ``official`` to query the real APIs)."""
     return {
         "crossref": CrossrefResource(base_url=os.environ.get("CITEAUDIT_CROSSREF_URL", "")),
         "openalex": OpenAlexResource(base_url=os.environ.get("CITEAUDIT_OPENALEX_URL", "")),

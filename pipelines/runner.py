@@ -23,10 +23,12 @@ from pipelines.definitions import build_defs
 from pipelines.inputs import codebook_digests
 from pipelines.jobs import (
     CODEBOOK_SHA_TAG,
+    DERIVED_TAG,
     JOBS,
     TRIGGER_TAG,
     catalog_job,
     daily_audit,
+    inputs_job,
     judged_audit,
 )
 from pipelines.partitions import codebook, judged_key, judged_partition
@@ -43,9 +45,16 @@ class Step(NamedTuple):
     partition_key: str | dg.MultiPartitionKey
 
 
-def ensure_dagster_home() -> Path:
-    """DAGSTER_HOME (default ./.dagster_home), created and given the project's dagster.yaml."""
-    home = Path(os.environ.get("DAGSTER_HOME") or Path.cwd() / ".dagster_home").resolve()
+def ensure_dagster_home(derived: Path | None = None) -> Path:
+    """DAGSTER_HOME, created and given the project's dagster.yaml.
+
+    Unset, it defaults to ``<derived>/.dagster_home``: the run history lives with the outputs
+    it describes. When it is set (the Makefile sets one for the project, tests set their own)
+    one instance may hold runs of several derived folders, so every run is tagged with its
+    derived folder (``DERIVED_TAG``) and ``citeaudit status`` reads only that folder's runs.
+    """
+    fallback = (Path(derived) if derived is not None else Path.cwd()) / ".dagster_home"
+    home = Path(os.environ.get("DAGSTER_HOME") or fallback).resolve()
     home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)
     config = home / "dagster.yaml"
@@ -79,6 +88,7 @@ def execute_steps(
     verbose: bool = False,
     trigger: str = "citeaudit run",
     register: list[str] | None = None,
+    check_inputs: bool = False,
 ) -> list[Step]:
     """Execute runs in this process, recorded in the instance, then rebuild the catalog; return
     the steps that failed.
@@ -86,8 +96,9 @@ def execute_steps(
     Judged runs carry the SHA-256 of their codebook file as a tag, so ``citeaudit status`` can
     tell a partition computed under an older edit of the file. ``register`` names codebook
     versions to add to the dynamic partition first (the judged partitions must exist).
+    ``check_inputs`` first writes ``ignored_inputs`` (what under the raw folder is not read).
     """
-    ensure_dagster_home()
+    ensure_dagster_home(derived)
     run_config = {
         "loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}
     }
@@ -99,8 +110,15 @@ def execute_steps(
     failed: list[Step] = []
     with dg.DagsterInstance.get() as instance:
         register_codebooks(instance, codebook_versions(raw) if register is None else register)
+        if check_inputs:
+            jobs[inputs_job.name].execute_in_process(
+                instance=instance,
+                run_config=run_config,
+                raise_on_error=True,
+                tags={TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())},
+            )
         for step in steps:
-            tags = {TRIGGER_TAG: trigger}
+            tags = {TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())}
             if step.job == judged_audit.name:
                 version = judged_partition(step.partition_key)["codebook"]
                 tags[CODEBOOK_SHA_TAG] = digests.get(version, "")
@@ -119,7 +137,7 @@ def execute_steps(
             instance=instance,
             run_config=run_config,
             raise_on_error=True,
-            tags={TRIGGER_TAG: trigger},
+            tags={TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())},
         )
     return failed
 
@@ -142,6 +160,7 @@ def run_dates(
         on_step=on_step,
         verbose=verbose,
         register=versions,
+        check_inputs=True,
     )
 
 

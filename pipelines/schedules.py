@@ -19,7 +19,7 @@ import os
 import dagster as dg
 
 from citeaudit import layout
-from pipelines.jobs import TRIGGER_TAG, daily_audit
+from pipelines.jobs import DERIVED_TAG, TRIGGER_TAG, daily_audit
 from pipelines.resources import PathsResource
 from pipelines.sensors import automation_status
 
@@ -61,7 +61,7 @@ def nightly_audit(
     return dg.RunRequest(
         run_key=f"nightly:{date}",
         partition_key=date,
-        tags={TRIGGER_TAG: "nightly_audit"},
+        tags={TRIGGER_TAG: "nightly_audit", DERIVED_TAG: str(paths.derived)},
     )
 
 

@@ -27,7 +27,7 @@ import dagster as dg
 from citeaudit import codebook as codebook_lib
 from citeaudit import layout
 from pipelines import inputs, status
-from pipelines.jobs import CODEBOOK_SHA_TAG, TRIGGER_TAG, daily_audit, judged_audit
+from pipelines.jobs import CODEBOOK_SHA_TAG, DERIVED_TAG, TRIGGER_TAG, daily_audit, judged_audit
 from pipelines.partitions import codebook, judged_key
 from pipelines.resources import PathsResource
 
@@ -42,7 +42,7 @@ def automation_status() -> dg.DefaultSensorStatus:
 
 
 def judged_run_request(
-    date: str, version: str, sha256: str, trigger: str, key_prefix: str
+    date: str, version: str, sha256: str, trigger: str, key_prefix: str, derived: str = ""
 ) -> dg.RunRequest:
     """One ``judged_audit`` run of an answer date under a codebook, tagged with the codebook's
     digest (``citeaudit status`` compares it with the file to call a partition stale)."""
@@ -50,7 +50,7 @@ def judged_run_request(
         run_key=f"{key_prefix}:{version}:{sha256[:16]}:{date}",
         job_name=judged_audit.name,
         partition_key=judged_key(date, version),
-        tags={TRIGGER_TAG: trigger, CODEBOOK_SHA_TAG: sha256},
+        tags={TRIGGER_TAG: trigger, CODEBOOK_SHA_TAG: sha256, DERIVED_TAG: derived},
     )
 
 
@@ -107,7 +107,9 @@ def codebook_sensor(
             continue
         new_versions.append(version)
         requests += [
-            judged_run_request(d, version, sha, "codebook_sensor", "codebook") for d in dates
+            judged_run_request(d, version, sha, "codebook_sensor", "codebook",
+                               str(paths.derived))
+            for d in dates
         ]
     for version in sorted(set(seen) - set(on_disk)):
         problems.append(
@@ -165,7 +167,7 @@ def raw_inputs_sensor(
             dg.RunRequest(
                 run_key=f"inputs:{date}:{fp[:16]}",
                 partition_key=date,
-                tags={TRIGGER_TAG: "raw_inputs_sensor"},
+                tags={TRIGGER_TAG: "raw_inputs_sensor", DERIVED_TAG: str(paths.derived)},
             )
         )
     if not requests and cursor == seen:
@@ -204,7 +206,8 @@ def judged_after_daily(
         return dg.SkipReason(f"no answer date within the alignment window of {date}")
     run_id = context.dagster_run.run_id
     return [
-        judged_run_request(d, v, digests[v], "judged_after_daily", f"after:{run_id}")
+        judged_run_request(d, v, digests[v], "judged_after_daily", f"after:{run_id}",
+                           str(paths.derived))
         for d in targets
         for v in versions
     ]

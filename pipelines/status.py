@@ -18,14 +18,14 @@ job runs, materialized on demand only), plus any partition the instance knows, o
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import dagster as dg
 
 from citeaudit import layout
 from pipelines import inputs
-from pipelines.jobs import CODEBOOK_SHA_TAG
+from pipelines.jobs import CODEBOOK_SHA_TAG, DERIVED_TAG
 from pipelines.partitions import codebook, judged_key, judged_partition
 
 STATES = ("materialized", "stale", "failed", "running", "missing")
@@ -43,6 +43,9 @@ class Materialization:
     timestamp: float
     run_id: str
     path: str | None
+    # Since when the partition holds these bytes: the first of the latest materializations
+    # that all recorded the same sha256 (a rerun that wrote the same file changes nothing).
+    content_since: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -70,25 +73,43 @@ def assets_of_job(
     return sorted(job.asset_layer.executable_asset_keys)
 
 
-def materializations(instance: dg.DagsterInstance, key: dg.AssetKey) -> dict[str, Materialization]:
-    """The latest materialization of every partition of an asset ('' when unpartitioned)."""
+def materializations(
+    instance: dg.DagsterInstance, key: dg.AssetKey, run_ids: set[str] | None = None
+) -> dict[str, Materialization]:
+    """The latest materialization of every partition of an asset ('' when unpartitioned), among
+    the runs ``run_ids`` when given (the runs of one derived folder)."""
     latest: dict[str, Materialization] = {}
+    newest_digest: dict[str, str | None] = {}
+    settled: set[str] = set()
     cursor = None
     while True:
         result = instance.fetch_materializations(
             dg.AssetRecordsFilter(asset_key=key), limit=PAGE, cursor=cursor
         )
-        for record in result.records:
+        for record in result.records:  # newest first
             partition = record.partition_key or UNPARTITIONED
-            if partition in latest:
+            if partition in settled or (run_ids is not None and record.run_id not in run_ids):
                 continue
             meta = record.asset_materialization.metadata if record.asset_materialization else {}
+            digest = meta.get("sha256")
+            digest = str(digest.value) if digest is not None else None
+            if partition in latest:
+                newest = latest[partition]
+                if digest is not None and digest == newest_digest[partition]:
+                    latest[partition] = replace(newest, content_since=record.timestamp)
+                else:
+                    settled.add(partition)
+                continue
             path = meta.get("path")
+            newest_digest[partition] = digest
             latest[partition] = Materialization(
                 timestamp=record.timestamp,
                 run_id=record.run_id,
                 path=str(path.value) if path is not None else None,
+                content_since=record.timestamp,
             )
+            if digest is None:
+                settled.add(partition)
         if not result.has_more:
             return latest
         cursor = result.cursor
@@ -110,14 +131,20 @@ def all_materialized_after(
 class _Runs:
     """The newest run that targeted each (asset, partition), and run tags/errors on demand."""
 
-    def __init__(self, instance: dg.DagsterInstance, defs: dg.Definitions) -> None:
+    def __init__(
+        self, instance: dg.DagsterInstance, defs: dg.Definitions, derived: Path | None = None
+    ) -> None:
         self.instance = instance
+        self.run_ids: set[str] = set()
         self.latest: dict[tuple[dg.AssetKey, str], dg.RunRecord] = {}
         self._tags: dict[str, dict[str, str]] = {}
         self._errors: dict[str, str] = {}
         job_assets: dict[str, list[dg.AssetKey]] = {}
         for record in instance.get_run_records(limit=MAX_RUNS):  # newest first
             run = record.dagster_run
+            if derived is not None and run.tags.get(DERIVED_TAG) != str(derived):
+                continue  # a run of another derived folder sharing this instance
+            self.run_ids.add(run.run_id)
             self._tags[run.run_id] = dict(run.tags)
             partition = run.tags.get("dagster/partition", UNPARTITIONED)
             keys = run.asset_selection or None  # empty when the whole asset job ran
@@ -193,8 +220,9 @@ def collect(
     }
     order = {"daily": 0, "judged": 1, "none": 2}
     keys = sorted(kinds, key=lambda k: (order[kinds[k]], k.to_user_string()))
-    mats = {key: materializations(instance, key) for key in keys}
-    runs = _Runs(instance, defs)
+    runs = _Runs(instance, defs, Path(derived).resolve() if derived is not None else None)
+    scope = runs.run_ids if derived is not None else None
+    mats = {key: materializations(instance, key, scope) for key in keys}
 
     dates, _strays = layout.discover_dates(raw)
     answer_dates = layout.answer_dates(raw)
@@ -209,8 +237,8 @@ def collect(
         for crawl in [date, *inputs.crawl_dates_for(date, window)]:
             for key in daily_keys:
                 mat = mats[key].get(crawl)
-                if mat and mat.timestamp > since:
-                    return f"{key.to_user_string()} {crawl} re-materialized after it"
+                if mat and mat.content_since > since:
+                    return f"{key.to_user_string()} {crawl} changed after it"
         return None
 
     def staleness(key: dg.AssetKey, partition: str, mat: Materialization) -> str | None:
@@ -239,10 +267,11 @@ def collect(
             if newest is not None and newest > mat.timestamp:
                 return "an input (answers, window WARCs, annotations, codebook) changed after it"
             return upstream_after(date, mat.timestamp)
+        upstream = graph.get(key).parent_keys
         later = [
             k.to_user_string()
             for k in keys
-            if k != key and any(m.timestamp > mat.timestamp for m in mats[k].values())
+            if k in upstream and any(m.timestamp > mat.timestamp for m in mats[k].values())
         ]
         return (
             f"{', '.join(later[:3])}{' …' if len(later) > 3 else ''} materialized after it"

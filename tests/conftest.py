@@ -103,3 +103,41 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRu
     after = tree_digests(run.raw, run.derived)
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     assert not changed, f"a test wrote into the shared demo run: {changed[:10]}"
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch):
+    """Fail any test that opens a socket to, or resolves, anything but loopback (tests never
+    leave the machine). The refused call raises OSError as a dead network would, and the test
+    fails at teardown naming the address, so code that swallows errors cannot hide it."""
+    import ipaddress
+    import socket
+
+    attempts: list[str] = []
+    real_connect, real_getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def loopback(host: object) -> bool:
+        if host in (None, "localhost", b"localhost", ""):
+            return True
+        try:
+            return ipaddress.ip_address(host.decode() if isinstance(host, bytes) else host
+                                        ).is_loopback
+        except (ValueError, AttributeError):
+            return False
+
+    def connect(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not loopback(address[0]):
+            attempts.append(f"connect {address}")
+            raise OSError(f"test guard: no network beyond loopback ({address})")
+        return real_connect(self, address)
+
+    def getaddrinfo(host, *args, **kwargs):
+        if not loopback(host):
+            attempts.append(f"getaddrinfo {host!r}")
+            raise socket.gaierror(f"test guard: no network beyond loopback ({host!r})")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    yield
+    assert not attempts, f"the test tried to leave the machine: {attempts[:5]}"

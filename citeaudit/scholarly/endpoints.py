@@ -3,11 +3,12 @@ registry, or nowhere (offline, cache only).
 
 ``base_url`` of a registry's settings:
 
-- ``""`` (default): the official API, *unless* the raw folder holds ``registry/`` (written by
+- ``""`` (default): offline, *unless* the raw folder holds ``registry/`` (written by
   ``citeaudit demo-corpus``): then a loopback :class:`~citeaudit.scholarly.mirror.RegistryMirror`
   over that folder is started in-process for the duration of the step and both clients talk to
-  it (the demo runs with no network);
+  it (the demo runs with no network). Nothing leaves the machine unless a user asks;
 - ``"offline"``: no requests at all; lookups are answered from the cache or are unresolvable;
+- ``"official"``: the registry's official API (online);
 - anything else: the base URL of a mirror (``https://api.crossref.org`` is replaced by it).
 """
 
@@ -28,6 +29,7 @@ from citeaudit.scholarly.mirror import RegistryMirror
 from citeaudit.scholarly.transport import RegistrySession
 
 OFFLINE = "offline"
+OFFICIAL = "official"
 DEMO_FOLDER = "registry"
 
 
@@ -85,16 +87,18 @@ def open_clients(raw: Path, *settings: RegistrySettings) -> Iterator[OpenClients
     try:
         clients, modes = {}, {}
         for s in settings:
-            if s.base_url == OFFLINE:
+            if s.base_url == OFFLINE or (s.base_url == "" and mirror is None):
                 modes[s.registry] = OFFLINE
                 continue
-            if s.base_url == "" and mirror is not None:
+            if s.base_url == "":
                 url = mirror.crossref_url if s.registry == "crossref" else mirror.openalex_url
                 modes[s.registry] = "demo_loopback"
+            elif s.base_url == OFFICIAL:
+                url = CROSSREF_ORIGIN if s.registry == "crossref" else OPENALEX_ORIGIN
+                modes[s.registry] = OFFICIAL
             else:
-                url = s.base_url or (CROSSREF_ORIGIN if s.registry == "crossref"
-                                     else OPENALEX_ORIGIN)
-                modes[s.registry] = "mirror" if s.base_url else "official"
+                url = s.base_url
+                modes[s.registry] = "mirror"
             clients[s.registry] = s.client(url)
         yield OpenClients(clients, modes)
     finally:

@@ -14,11 +14,15 @@ calls ``requests.get`` at module level. Rather than patching either library, bot
 - waits on a :class:`RateLimiter` before every request (so concurrency is bounded by the rate
   limit, not by luck), adds ``mailto`` for the polite pools, and counts requests and attempts;
 - remembers the last final response, so a caller can tell a 404 from a 429 or invalid JSON
-  whatever the library made of it.
+  whatever the library made of it;
+- after ``UNREACHABLE_AFTER`` consecutive connection failures (retries spent), gives up on the
+  registry: every later request fails at once with ``registry_unreachable`` (one warning), not
+  minutes of timeouts per lookup.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -28,6 +32,9 @@ from requests.adapters import HTTPAdapter
 from urllib3.util import Retry
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+UNREACHABLE_AFTER = 3
+UNREACHABLE = "registry_unreachable"
+log = logging.getLogger("citeaudit.scholarly")
 
 
 class RateLimiter:
@@ -110,6 +117,7 @@ class RegistrySession(requests.Session):
         self.stats = RequestStats()
         self.limiter = RateLimiter(per_second)
         self.last: LastResponse | None = None
+        self.consecutive_failures = 0
         retries = CappedRetry(
             total=max_retries, connect=max_retries, read=max_retries, status=max_retries,
             backoff_factor=backoff, backoff_max=backoff_max, status_forcelist=RETRY_STATUSES,
@@ -131,16 +139,28 @@ class RegistrySession(requests.Session):
             return self.base_url + url[len(self.official):]
         return url
 
+    @property
+    def unreachable(self) -> bool:
+        """True once the registry failed ``UNREACHABLE_AFTER`` connections in a row."""
+        return self.consecutive_failures >= UNREACHABLE_AFTER
+
     def request(self, method, url, *args, **kwargs):  # type: ignore[override]
+        if self.unreachable:
+            self.last = LastResponse(None, None, UNREACHABLE)
+            raise requests.ConnectionError(f"{UNREACHABLE}: {self.base_url}")
         self.limiter.wait()
         self.last = None
         try:
             response = super().request(method, self.rebase(url), *args, **kwargs)
-        except requests.Timeout as exc:
-            self.last = LastResponse(None, None, f"timeout:{type(exc).__name__}")
-            raise
         except requests.RequestException as exc:
-            self.last = LastResponse(None, None, f"connection:{type(exc).__name__}")
+            kind = "timeout" if isinstance(exc, requests.Timeout) else "connection"
+            self.last = LastResponse(None, None, f"{kind}:{type(exc).__name__}")
+            self.consecutive_failures += 1
+            if self.unreachable:
+                log.warning("%s unreachable after %d consecutive connection failures (last: "
+                            "%s); its remaining lookups are unresolvable (%s)", self.base_url,
+                            UNREACHABLE_AFTER, type(exc).__name__, UNREACHABLE)
             raise
+        self.consecutive_failures = 0
         self.last = LastResponse(response.status_code, response.content)
         return response

@@ -1,7 +1,8 @@
 """One date × codebook of the source-risk audit: read inputs, validate, resolve, score.
 
-Inputs: ``<raw>/annotations/source_risk/<date>.jsonl``, the date's ``answers`` and
-``citations`` tables and, when the alignment asset has written it, ``citation_captures``
+Inputs: every line of ``<raw>/annotations/source_risk/**/*.jsonl`` whose answer is of the date
+(``layout.source_risk_lines``), the date's ``answers`` and ``citations`` tables and, when the
+alignment asset has written it, ``citation_captures``
 (absent → the source snapshot digest binds the record's URL and says so in its origin).
 """
 
@@ -14,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from citeaudit import duck, parquet_io
+from citeaudit import duck, layout, parquet_io
 from citeaudit.codebook import Codebook
 from citeaudit.source_risk import endpoint, validate
 from citeaudit.source_risk.digests import sha256_column
@@ -29,6 +30,13 @@ class AuditResult:
     endpoints: pa.Table
     claim_ledger: pa.Table
     source_snapshots: str
+
+
+def answer_dates(derived: Path) -> dict[str, str]:
+    """Answer id → observation date, over every ``answers`` partition on disk."""
+    files = sorted((Path(derived) / "answers").glob(f"observation_date=*/{parquet_io.DATA_FILE}"))
+    return {aid: f.parent.name.split("=", 1)[1] for f in files
+            for aid in pq.read_table(f, columns=["answer_id"]).column(0).to_pylist()}
 
 
 def annotation_file(raw: Path, date: str) -> Path:
@@ -129,7 +137,9 @@ def audit(raw: Path, derived: Path, date: str, book: Codebook) -> AuditResult:
         captures = read(derived, "citation_captures", part)
     mode = "aligned_capture" if captures is not None else "record_url"
     settings = validate.Settings(book.priority_weights, tuple(sorted(book.source_roles)), mode)
-    lines = read_lines(annotation_file(raw, date))
+    dated = layout.source_risk_lines(raw, date, answer_dates(derived))
+    lines = pa.Table.from_pylist([dict(zip(("file", "line", "raw"), row, strict=True))
+                                  for row in dated], schema=validate.LINES_SCHEMA)
     result = validate.validate(
         lines, settings,
         answers=answer_context(con, read(derived, "answers", part)),

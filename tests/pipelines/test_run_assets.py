@@ -44,6 +44,7 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "rejected_inputs",
         "fetched_captures",
         "fetch_log",
+        "ignored_inputs",
         "captures",
         "claim_checks",
         "answer_checks",
@@ -91,7 +92,7 @@ def test_run_reports_clear_errors(
     assert "does not exist" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
     assert cli.main(["run", "--raw", str(tmp_path / "empty")]) == 2
-    assert "no answers/<date>/" in capsys.readouterr().err
+    assert "no answers/<YYYY-MM-DD>/ or warc/<YYYY-MM-DD>/ folders" in capsys.readouterr().err
 
 
 def test_one_date_only(demo_run, tmp_path: Path, home: Path) -> None:

@@ -43,5 +43,11 @@ def test_demo_registry_is_served_only_when_no_base_url_is_configured(tmp_path):
         assert opened.modes == {"crossref": "offline", "openalex": "mirror"}
         assert set(opened.clients) == {"openalex"}
     with endpoints.open_clients(tmp_path / "elsewhere", *demo) as opened:
+        # No registry/ and nothing configured: offline, no client, no request ever made.
+        assert opened.modes == {"crossref": "offline", "openalex": "offline"}
+        assert opened.clients == {}
+    online = (endpoints.RegistrySettings("crossref", base_url="official"),
+              endpoints.RegistrySettings("openalex", base_url="official"))
+    with endpoints.open_clients(tmp_path / "elsewhere", *online) as opened:
         assert opened.modes == {"crossref": "official", "openalex": "official"}
         assert opened.clients["crossref"].session.base_url == "https://api.crossref.org"
