@@ -3,7 +3,10 @@
 The pipeline reads ``answers/<date>/*.jsonl``, ``warc/<date>/**/*.warc[.gz]|*.arc[.gz]`` (files
 that start as a WARC or ARC record), ``annotations/support/**/*.csv|parquet``,
 ``annotations/source_risk/**/*.jsonl``, ``annotations/annotators.csv`` and
-``codebooks/<version>.yaml``; ``registry/`` is the demo's loopback registry. Every other file or
+``codebooks/<version>.yaml``, ``citeaudit.yaml`` (operations settings), ``fetch_logs/`` (the
+live crawl's logs) and ``import_rejections/`` (what an engine import refused); ``responses/``
+keeps engine responses verbatim for a re-import and ``registry/`` is the demo's loopback
+registry. Every other file or
 folder is one row here, file-level: a text file named ``x.warc.gz`` is one ``not_an_archive``
 row, never records. Rows are sorted by path, so the same folder gives the same table.
 """
@@ -32,8 +35,13 @@ TOP_LEVEL = {
     "annotations": "folder",
     "codebooks": "folder",
     "registry": "folder",
+    "citeaudit.yaml": "file",
+    "fetch_logs": "folder",
+    "import_rejections": "folder",
+    "responses": "folder",
     "ground_truth.json": "file",
     "README.md": "file",
+    ".gitkeep": "file",
 }
 ANNOTATION_FOLDERS = {"support": (".csv", ".parquet"), "source_risk": (".jsonl",)}
 ANNOTATION_FILES = ("annotators.csv",)
@@ -157,7 +165,8 @@ def ignored_inputs(raw: Path) -> pa.Table:
         expected = TOP_LEVEL.get(child.name)
         if expected is None or (expected == "folder") != child.is_dir():
             rows.add(child, "unknown_location",
-                     "the raw folder holds answers/, warc/, annotations/ and codebooks/")
+                     "the raw folder holds answers/, warc/, annotations/, codebooks/, "
+                     "citeaudit.yaml, fetch_logs/, import_rejections/ and responses/")
         elif child.name in CHECKS:
             CHECKS[child.name](rows, child)
     ordered = sorted(rows.rows)
