@@ -53,7 +53,10 @@ def temp_name(final: Path) -> Path:
     return final.with_name(f".{final.name}.{os.getpid()}.tmp")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: object) -> bool:
+    """Whether a process with this PID runs (a writer's temp file or lock is still in use)."""
+    if not isinstance(pid, int):
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -67,7 +70,7 @@ def remove_dead_temps(final: Path) -> None:
     """Remove temporary files of ``final`` left by writers that died (their PID is gone)."""
     for leftover in final.parent.glob(f".{final.name}.*.tmp*"):
         pid = leftover.name[len(final.name) + 2:].split(".", 1)[0]
-        if not pid.isdigit() or (int(pid) != os.getpid() and not _alive(int(pid))):
+        if not pid.isdigit() or (int(pid) != os.getpid() and not pid_alive(int(pid))):
             leftover.unlink(missing_ok=True)
 
 

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from citeaudit.parquet_io import pid_alive
+
 LOCK_FILE = ".citeaudit.lock"
 
 
@@ -36,17 +38,6 @@ def describe(holder: dict) -> str:
     command = f" ({holder['command']})" if holder.get("command") else ""
     return f"PID {holder.get('pid', '?')}, started {holder.get('started', '?')}{command}"
 
-
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int):
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextmanager
@@ -70,7 +61,7 @@ def hold(derived: Path, command: str = "", warn=None) -> Iterator[Path]:
             ) from None
         previous = _holder(path)
         if previous.get("pid") and previous.get("pid") != os.getpid() and warn is not None:
-            state = "still running without the lock" if _alive(previous["pid"]) else "dead"
+            state = "still running without the lock" if pid_alive(previous["pid"]) else "dead"
             warn(f"took over the stale lock {path} of {describe(previous)}: that process is "
                  f"{state}")
         record = {

@@ -22,6 +22,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from citeaudit.layout import FETCHED_WARC_RE
+from citeaudit.parquet_io import pid_alive
 
 
 def software_version() -> str:
@@ -56,15 +57,6 @@ def fetched_files(raw: Path, observation_date: str) -> list[Path]:
                   key=lambda p: (p.parent.name, p.name))
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def remove_stale_open_files(folder: Path) -> list[Path]:
     """Delete ``*.open`` files left by processes that are no longer running."""
@@ -74,7 +66,7 @@ def remove_stale_open_files(folder: Path) -> list[Path]:
             pid = int(p.name.rsplit(".", 2)[-2])
         except ValueError:
             continue
-        if pid != os.getpid() and not _pid_alive(pid):
+        if pid != os.getpid() and not pid_alive(pid):
             p.unlink(missing_ok=True)
             removed.append(p)
     return removed
