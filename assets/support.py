@@ -1,8 +1,14 @@
 """Support assets (date × codebook): judgments, rejections, adjudicated labels, review queue and
 agreement. The rules live in citeaudit.support and sql/support/."""
 
+import tempfile
+from collections import Counter
+from pathlib import Path
+
 import dagster as dg
+import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from assets._metadata import table_metadata
 from citeaudit import codebook, parquet_io
@@ -137,19 +143,41 @@ def annotation_agreement(context: dg.AssetExecutionContext,
 )
 def support_evidence(context: dg.AssetExecutionContext,
                      paths: PathsResource) -> dg.MaterializeResult:
-    """Locate each atom of each cited claim in its aligned page (thresholds: the codebook)."""
+    """Locate each atom of each cited claim in its aligned page (thresholds: the codebook),
+    in page batches, spilled and sorted in a private temporary folder and written row group by
+    row group, so memory stays bounded by a batch, not by the day."""
     part = judged_partition(context.partition_key)
     day = {"observation_date": part["observation_date"]}
     book = codebook.load_version(paths.raw, part["codebook"])
-    table = evidence.support_evidence(
-        parquet_io.read_partition(paths.derived, "claims", day),
-        parquet_io.read_partition(paths.derived, "citations", day),
-        parquet_io.read_partition(paths.derived, "answers", day),
-        parquet_io.read_partition(paths.derived, "citation_captures", part),
-        parquet_io.read_partition(paths.derived, "payload_texts", part),
-        book,
-    )
-    path = parquet_io.write_partition(table, paths.derived, "support_evidence", part)
-    return dg.MaterializeResult(metadata=table_metadata(
-        table, path, signals=_counts(table, "signal"),
-        grader=f"{evidence.GRADER} {evidence.GRADER_VERSION}"))
+    inputs = [parquet_io.read_partition(paths.derived, name, where).select(columns)
+              for name, where, columns in (
+                  ("claims", day, ["claim_id", "text"]),
+                  ("citations", day, ["answer_id", "claim_id", "citation_id", "url"]),
+                  ("answers", day, ["answer_id", "engine", "domain"]),
+                  ("citation_captures", part, ["citation_id", "final_capture_time",
+                                               "payload_sha256", "resolution_issue",
+                                               "final_status"]),
+                  ("payload_texts", part, ["payload_sha256", "text", "error"]))]
+    signals: Counter = Counter()
+    first: list[pa.RecordBatch] = []
+
+    def tally(batches):
+        for batch in batches:
+            if not first:
+                first.append(batch)
+            for d in pc.value_counts(batch.column("signal")).to_pylist():
+                signals[d["values"]] += d["counts"]
+            yield batch
+
+    with tempfile.TemporaryDirectory(prefix="citeaudit-evidence-") as work:
+        path = parquet_io.write_partition_batches(
+            tally(evidence.support_evidence_batches(*inputs, book, Path(work))),
+            paths.derived, "support_evidence", part)
+    rows = pq.ParquetFile(path).metadata.num_rows
+    meta = table_metadata(
+        pa.Table.from_batches(first), path,
+        signals=", ".join(f"{k}: {v}" for k, v in sorted(signals.items(),
+                                                          key=lambda kv: str(kv[0]))) or "{}",
+        grader=f"{evidence.GRADER} {evidence.GRADER_VERSION}")
+    meta["dagster/row_count"] = dg.MetadataValue.int(rows)
+    return dg.MaterializeResult(metadata=meta)

@@ -6,7 +6,8 @@ For each N: the demo generator (``citeaudit demo-corpus --answers N --days 1``) 
 observation day into ``benchmarks/.cache/nightly-N-sS/raw`` (reused when present; generation is
 not timed). The pipeline then runs cold, as a night would: a fresh derived folder and Dagster
 instance (so an empty registry cache), the demo's loopback registry at the resources' default
-polite rates (Crossref 5/s, OpenAlex 8/s), every request to 127.0.0.1. ``citeaudit run`` is a
+polite rates (Crossref 10/s single records and 3/s lists and searches, OpenAlex 10/s; see
+``citeaudit/scholarly/endpoints.py``), every request to 127.0.0.1. ``citeaudit run`` is a
 child process; while it runs, its CPU time and resident set (with any worker processes it
 starts) are sampled from ``/proc`` every 0.1 s and afterwards attributed to the Dagster step
 that was running (step start/end times from the run's event log).

@@ -2,8 +2,10 @@
 
 Run: ``.venv/bin/python benchmarks/bench_scholarly.py`` (``make bench``). Options:
 ``--citations N`` (default 50,000), ``--works N`` (distinct registered works, default 500),
-``--crossref-rate R`` / ``--openalex-rate R`` (requests per second, default 5 and 8: the
-resources' default polite rates).
+``--crossref-rate R`` / ``--crossref-list-rate R`` / ``--openalex-rate R`` /
+``--openalex-list-rate R`` (requests per second for single records and for lists; default: the
+resources' defaults, the registries' documented polite rates: Crossref 10 and 3, OpenAlex 10
+and 10).
 
 a. *Cold check*: ``check_citations`` with an empty cache, as ``check_metadata`` runs on a new
    day: every distinct DOI of the citations (the works and the fabricated ones) is looked up in
@@ -11,8 +13,9 @@ a. *Cold check*: ``check_citations`` with an empty cache, as ``check_metadata`` 
    works) through the RecordStore, in lists (Crossref ``filter=doi:a,doi:b``, 50 per request;
    OpenAlex ``filter=doi:a|b``, 100 per request; a DOI a list leaves out, e.g. a fabricated
    one, gets its own request), the two registries in two threads at their rates. Reports HTTP
-   requests, lookups, wall seconds, and what the one-by-one path would need at the same rate
-   (one request per lookup; computed from the limiter's spacing, not run).
+   requests (lists and single records per registry), lookups, wall seconds, the floor the
+   rates set (per registry: singles / single rate, lists / list rate, side by side) and what
+   the one-by-one path would need at the same rate (computed from the limiter's spacing).
 b. *Check*: ``--citations`` citations (each citing one of the works: 60 % exact, 15 % wrong year,
    10 % wrong first author, 5 % other title, 10 % fabricated DOIs) checked from the warm cache
    (no request): SQL selection, DOI extraction, one comparison per distinct (DOI, cited fields),
@@ -28,6 +31,7 @@ import resource
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -37,8 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from citeaudit.demo_corpus.registry import crossref_body, openalex_body  # noqa: E402
 from citeaudit.scholarly import check, compare  # noqa: E402
 from citeaudit.scholarly.cache import RecordStore  # noqa: E402
-from citeaudit.scholarly.endpoints import RegistrySettings  # noqa: E402
 from citeaudit.scholarly.mirror import RegistryMirror  # noqa: E402
+from citeaudit.scholarly.transport import is_list_request  # noqa: E402
+from pipelines.resources import CrossrefResource, OpenAlexResource  # noqa: E402
 
 WORDS = ("adaptive", "bayesian", "cohort", "dynamics", "estimation", "filters", "genomic",
          "hierarchical", "inference", "kinetics", "longitudinal", "models", "networks",
@@ -98,20 +103,26 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--citations", type=int, default=50_000)
     ap.add_argument("--works", type=int, default=500)
-    ap.add_argument("--crossref-rate", type=float, default=5.0)
-    ap.add_argument("--openalex-rate", type=float, default=8.0)
+    defaults = {"crossref": CrossrefResource().registry_settings(),
+                "openalex": OpenAlexResource().registry_settings()}
+    for reg in ("crossref", "openalex"):
+        ap.add_argument(f"--{reg}-rate", type=float, default=defaults[reg].requests_per_second)
+        ap.add_argument(f"--{reg}-list-rate", type=float,
+                        default=defaults[reg].list_requests_per_second)
     args = ap.parse_args()
     rng = random.Random(7)
     works = make_works(args.works, rng)
     table, planted = citations_table(works, args.citations, rng)
     dois = sorted(set(table.column("doi").to_pylist()))
     rates = {"crossref": args.crossref_rate, "openalex": args.openalex_rate}
+    list_rates = {"crossref": args.crossref_list_rate, "openalex": args.openalex_list_rate}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "registry"
         write_registry(root, works)
         with RegistryMirror.from_raw(root) as mirror:
             clients = {
-                reg: RegistrySettings(reg, requests_per_second=rates[reg]).client(
+                reg: replace(defaults[reg], requests_per_second=rates[reg],
+                             list_requests_per_second=list_rates[reg]).client(
                     mirror.crossref_url if reg == "crossref" else mirror.openalex_url)
                 for reg in ("crossref", "openalex")}
             store = RecordStore({}, clients, refresh_days=30)
@@ -120,6 +131,11 @@ def main() -> None:
             cold_out = check.check_citations(table, store, compare.Thresholds())
             wire = time.perf_counter() - t0
             wire_cpu = time.process_time() - cpu0
+            kinds = {(reg, "list" if is_list_request(path) else "single"): 0
+                     for reg in rates for path in ("/works", "/works/x")}
+            for path in mirror.paths:
+                reg = path.split("/", 2)[1]
+                kinds[(reg, "list" if is_list_request(path) else "single")] += 1
         requests = store.counts["requests"]
         offline = RecordStore(dict(store.used), {}, refresh_days=30)
         t0 = time.perf_counter()
@@ -137,6 +153,12 @@ def main() -> None:
           f"DOIs x 2 registries; {store.counts['batch_unanswered']:,} asked again on their "
           f"own) | {wire:.1f} s wall, {wire_cpu:.1f} s CPU | one by one at "
           f"{args.crossref_rate:g}/s and {args.openalex_rate:g}/s: ≥ {one_by_one:.0f} s |")
+    floor = max(max(kinds[(r, "single")] / rates[r], kinds[(r, "list")] / list_rates[r])
+                for r in rates)
+    for r in rates:
+        print(f"| {r}: {kinds[(r, 'list')]:,} list requests at {list_rates[r]:g}/s, "
+              f"{kinds[(r, 'single')]:,} single-record requests at {rates[r]:g}/s | | |")
+    print(f"| floor set by the rates (per registry, lists beside singles) | {floor:.1f} s | |")
     print(f"| check: {out.num_rows:,} citations, {offline.counts['from_cache']:,} cache hits, "
           f"0 requests | {checked:.2f} s | {out.num_rows / checked:,.0f} citations/s |")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

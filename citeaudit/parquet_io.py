@@ -10,6 +10,7 @@ timestamps or random ids, so the same rows give the same bytes.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
@@ -95,3 +96,42 @@ def read_optional(
 def dataset_glob(derived: Path, asset: str, depth: int) -> str:
     """A glob matching every partition file of an asset with ``depth`` partition levels."""
     return str(derived / asset / ("*/" * depth) / DATA_FILE).replace("//", "/")
+
+
+def write_partition_batches(
+    batches: Iterable[pa.RecordBatch | pa.Table], derived: Path, asset: str,
+    partition: dict[str, str] | None = None,
+) -> Path:
+    """Replace one partition of ``asset`` with the rows of ``batches``, written row group by
+    row group as they come (never held whole), atomically like :func:`write_partition`.
+
+    Every batch must have the first one's schema; ``batches`` must yield at least one batch
+    (possibly empty), so the file always has a schema."""
+    folder = partition_dir(derived, asset, partition)
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / DATA_FILE
+    tmp = temp_name(final)
+    remove_dead_temps(final)
+    writer = None
+    try:
+        for batch in batches:
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, batch.schema, compression="zstd",
+                                          write_statistics=True, store_schema=True)
+            if isinstance(batch, pa.RecordBatch):
+                writer.write_batch(batch)
+            else:
+                writer.write_table(batch)
+        if writer is None:
+            raise ValueError(f"{asset}: no batch to write (not even an empty one)")
+        writer.close()
+        writer = None
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return final

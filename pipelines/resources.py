@@ -55,13 +55,16 @@ class _RegistryResource(dg.ConfigurableResource):
     max_retries: int = 3
     backoff_seconds: float = 0.5
     backoff_max_seconds: float = 10.0
-    requests_per_second: float = 5.0
+    requests_per_second: float = 10.0  # single records (Crossref polite pool: 10/s)
+    list_requests_per_second: float = 3.0  # lists and searches (Crossref polite pool: 3/s)
+    concurrency: int = 2  # DOI lookups and searches side by side (Crossref polite: ≤ 3)
 
     def settings(self, registry: str) -> RegistrySettings:
         return RegistrySettings(
             registry, self.base_url, os.environ.get(self.mailto_env) or None,
             self.timeout_seconds, self.max_retries, self.backoff_seconds,
-            self.backoff_max_seconds, self.requests_per_second)
+            self.backoff_max_seconds, self.requests_per_second,
+            self.list_requests_per_second, self.concurrency)
 
 
 class CrossrefResource(_RegistryResource):
@@ -74,7 +77,8 @@ class CrossrefResource(_RegistryResource):
 class OpenAlexResource(_RegistryResource):
     """OpenAlex API (pyalex). Env: CITEAUDIT_OPENALEX_URL, CITEAUDIT_MAILTO."""
 
-    requests_per_second: float = 8.0
+    requests_per_second: float = 10.0  # OpenAlex allows 100/s to anyone; we ask a tenth
+    list_requests_per_second: float = 10.0
 
     def registry_settings(self) -> RegistrySettings:
         return self.settings("openalex")

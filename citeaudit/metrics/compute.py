@@ -35,6 +35,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from citeaudit import duck
 from citeaudit.metrics import inputs
@@ -102,6 +103,9 @@ _GROUP_KEYS = {
     "domain": ["metric", "domain"],
     "stratum": ["metric", "engine", "domain", "risk_band"],
 }
+
+
+_FRAME_COLUMNS = ["metric", "engine", "domain", "risk_band", "query_id", "inclusion_prob", "y"]
 
 
 @dataclass
@@ -296,8 +300,11 @@ def compute(
         counts = duck.query(con, "metrics/count_metric_strata").to_pylist()
     finally:
         con.unregister("metric_units")
-    df = units.to_pandas()
-    df = df[df["y"].notna()].reset_index(drop=True)
+    # only the resolved units, and only the columns the intervals group and read, go to pandas
+    # (Python strings per cell: the ids the intervals never read would double the memory)
+    y = units.column("y")
+    resolved = pc.and_kleene(pc.is_valid(y), pc.invert(pc.is_nan(y)))
+    df = units.filter(resolved).select(_FRAME_COLUMNS).to_pandas()
     arrays = _resolved_units(df)
     groups = {
         level: df.groupby(keys, dropna=False, sort=False).indices

@@ -95,7 +95,7 @@ class RecordStore:
     ``batched=False`` sends every DOI lookup on its own (the reference path). ``counts``:
     ``requests`` (HTTP requests, per registry too), ``lookups_fetched`` (records settled by a
     request), ``from_cache``, ``offline``, ``stale_used_after_error``, ``batch_unanswered``.
-    Safe to use from one thread per registry.
+    Safe to use from several threads (per registry: DOI lookups and searches side by side).
     """
 
     cache: dict[tuple[str, str, str], Cached]
@@ -133,7 +133,7 @@ class RecordStore:
         return chosen.fetch
 
     def _count_requests(self, registry: str, client: Client, before: int) -> None:
-        sent = client.session.stats.requests - before
+        sent = client.session.stats.mine() - before
         with self._lock:
             self.counts["requests"] += sent
             self.counts[f"requests_{registry}"] += sent
@@ -157,7 +157,7 @@ class RecordStore:
                 self.used[ident] = chosen
             return chosen.fetch
         client = self.clients[registry]
-        before = client.session.stats.requests
+        before = client.session.stats.mine()
         fetch = client.work(key) if kind == "work" else client.search(key)
         self._count_requests(registry, client, before)
         return self._settle(ident, fetch, self._stamp())
@@ -178,7 +178,7 @@ class RecordStore:
         size = max(1, int(client.batch_limit))
         for i in range(0, len(todo), size):
             chunk = todo[i:i + size]
-            before = client.session.stats.requests
+            before = client.session.stats.mine()
             batch = client.work_list(chunk)
             self._count_requests(registry, client, before)
             at = self._stamp()

@@ -107,14 +107,31 @@ def check_citations(citations: pa.Table, store: RecordStore,
     searches = sorted({c for k, c in zip(keys, cited_of, strict=True)
                        if not k["doi"] and c.title}, key=repr)
 
-    def look_up(registry: str) -> None:
-        """Every lookup of one registry, once, in a stable order."""
+    def look_up_dois(registry: str) -> None:
+        """Every DOI lookup of one registry, once, in a stable order."""
         store.prefetch(registry, dois)
         for doi in dois:
             store.get(registry, "work", doi)
+
+    def look_up_searches(registry: str) -> None:
+        """Every title search of one registry, once, in a stable order."""
         for cited in searches:
             store.get(registry, "search",
                       crossref_query(cited) if registry == "crossref" else cited.title or "")
+
+    def look_up(registry: str) -> None:
+        """One registry: its DOI lookups and its searches side by side when the registry
+        allows two requests at a time (they have separate rate limits), else one after the
+        other."""
+        client = store.clients.get(registry)
+        if client is None or getattr(client, "concurrency", 1) < 2 or not searches:
+            look_up_dois(registry)
+            look_up_searches(registry)
+            return
+        with ThreadPoolExecutor(2, thread_name_prefix=f"{registry}-lookups") as inner:
+            for f in [inner.submit(look_up_dois, registry),
+                      inner.submit(look_up_searches, registry)]:
+                f.result()
 
     with ThreadPoolExecutor(2, thread_name_prefix="registry") as pool:
         list(pool.map(look_up, ("crossref", "openalex")))

@@ -158,6 +158,7 @@ class CrossrefClient:
     # Crossref takes the doi filter repeated (``filter=doi:a,doi:b``) with ``rows`` up to 1000
     # and documents no cap on the filter count; 50 keeps the URL short (≈ 2 KB)
     batch_limit = 50
+    concurrency = 1  # requests in flight at once (set from the registry's settings)
 
     def __init__(self, session: RegistrySession, timeout: float = 10.0,
                  mailto: str | None = None) -> None:
@@ -240,6 +241,7 @@ class OpenAlexClient:
     registry = "openalex"
     # OpenAlex ORs up to 100 values of one filter (``filter=doi:a|b``); per-page goes to 200
     batch_limit = 100
+    concurrency = 1  # requests in flight at once (set from the registry's settings)
 
     def __init__(self, session: RegistrySession) -> None:
         self.session = session

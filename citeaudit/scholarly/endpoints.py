@@ -10,13 +10,20 @@ registry, or nowhere (offline, cache only).
 - ``"offline"``: no requests at all; lookups are answered from the cache or are unresolvable;
 - ``"official"``: the registry's official API (online);
 - anything else: the base URL of a mirror (``https://api.crossref.org`` is replaced by it).
+
+Politeness defaults follow what the registries document (December 2025 on): Crossref's polite
+pool (requests carrying ``mailto``) allows 10 single-record requests per second and 3 list
+requests (filters, searches) per second, 3 at a time; its public pool 5 and 1 per second, one
+at a time. OpenAlex allows at most 100 requests per second to anyone; we ask 10. The official
+Crossref API without a ``mailto`` is held to the public pool's limits; a rate a server announces
+(``X-Rate-Limit-*``) lowers the configured one (:mod:`citeaudit.scholarly.transport`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from citeaudit.scholarly.clients import (
@@ -28,6 +35,8 @@ from citeaudit.scholarly.clients import (
 from citeaudit.scholarly.mirror import RegistryMirror
 from citeaudit.scholarly.transport import RegistrySession
 
+CROSSREF_PUBLIC_POOL = {"requests_per_second": 5.0, "list_requests_per_second": 1.0,
+                        "concurrency": 1}
 OFFLINE = "offline"
 OFFICIAL = "official"
 DEMO_FOLDER = "registry"
@@ -44,20 +53,36 @@ class RegistrySettings:
     max_retries: int = 3
     backoff_seconds: float = 0.5
     backoff_max_seconds: float = 10.0
-    requests_per_second: float = 5.0
+    requests_per_second: float = 10.0
+    list_requests_per_second: float = 3.0
+    concurrency: int = 2
+
+    def public_pool(self) -> RegistrySettings:
+        """These settings held to Crossref's public-pool limits (no ``mailto``)."""
+        caps = CROSSREF_PUBLIC_POOL
+        return replace(
+            self,
+            requests_per_second=min(self.requests_per_second, caps["requests_per_second"]),
+            list_requests_per_second=min(self.list_requests_per_second,
+                                         caps["list_requests_per_second"]),
+            concurrency=min(self.concurrency, caps["concurrency"]))
 
     def session(self, base_url: str) -> RegistrySession:
         official = CROSSREF_ORIGIN if self.registry == "crossref" else OPENALEX_ORIGIN
         return RegistrySession(
             official, base_url, timeout=self.timeout_seconds, max_retries=self.max_retries,
             backoff=self.backoff_seconds, backoff_max=self.backoff_max_seconds,
-            per_second=self.requests_per_second, mailto=self.mailto)
+            per_second=self.requests_per_second, list_per_second=self.list_requests_per_second,
+            mailto=self.mailto)
 
     def client(self, base_url: str):
         session = self.session(base_url)
         if self.registry == "crossref":
-            return CrossrefClient(session, timeout=self.timeout_seconds, mailto=self.mailto)
-        return OpenAlexClient(session)
+            client = CrossrefClient(session, timeout=self.timeout_seconds, mailto=self.mailto)
+        else:
+            client = OpenAlexClient(session)
+        client.concurrency = max(1, int(self.concurrency))
+        return client
 
 
 @dataclass
@@ -96,6 +121,8 @@ def open_clients(raw: Path, *settings: RegistrySettings) -> Iterator[OpenClients
             elif s.base_url == OFFICIAL:
                 url = CROSSREF_ORIGIN if s.registry == "crossref" else OPENALEX_ORIGIN
                 modes[s.registry] = OFFICIAL
+                if s.registry == "crossref" and not s.mailto:
+                    s = s.public_pool()
             else:
                 url = s.base_url
                 modes[s.registry] = "mirror"

@@ -76,6 +76,11 @@ class RegistryMirror:
         self.faults: dict[str, str] = {}
         self.batch_faults: dict[str, str] = {}
         self.batch_omits: set[str] = set()
+        # registry -> (X-Rate-Limit-Limit, X-Rate-Limit-Interval) sent with its answers, as
+        # Crossref announces its limits (none by default)
+        self.announce: dict[str, tuple[str, str]] = {}
+        self.in_flight: dict[str, int] = {"crossref": 0, "openalex": 0}
+        self.max_in_flight: dict[str, int] = {"crossref": 0, "openalex": 0}
         self.slow_seconds = slow_seconds
         self.hits: dict[str, int] = {"crossref": 0, "openalex": 0}
         self.paths: list[str] = []
@@ -138,14 +143,26 @@ class RegistryMirror:
 
     # ------------------------------------------------------------------ answers
     def _handle(self, req: BaseHTTPRequestHandler, head: bool = False) -> None:
-        parts = urlsplit(req.path)
-        segments = parts.path.split("/", 2)
-        registry = segments[1] if len(segments) > 1 else ""
-        rest = "/" + (segments[2] if len(segments) > 2 else "")
+        registry = (urlsplit(req.path).path.split("/", 2) + ["", ""])[1]
         with self._lock:
             self.paths.append(req.path)
             if registry in self.hits:
                 self.hits[registry] += 1
+                self.in_flight[registry] += 1
+                self.max_in_flight[registry] = max(self.max_in_flight[registry],
+                                                   self.in_flight[registry])
+        try:
+            self._answer(req, registry, head)
+        finally:
+            with self._lock:
+                if registry in self.in_flight:
+                    self.in_flight[registry] -= 1
+
+    def _answer(self, req: BaseHTTPRequestHandler, registry: str, head: bool) -> None:
+        parts = urlsplit(req.path)
+        segments = parts.path.split("/", 2)
+        rest = "/" + (segments[2] if len(segments) > 2 else "")
+        req.registry = registry  # type: ignore[attr-defined]
         query = parse_qs(parts.query)
         fault = self.faults.get(registry, "")
         if self._doi_filter(registry, query) is not None:
@@ -175,6 +192,10 @@ class RegistryMirror:
             req.send_response(status)
             req.send_header("Content-Type", ctype)
             req.send_header("Content-Length", str(len(body)))
+            announced = self.announce.get(getattr(req, "registry", ""))
+            if announced:
+                req.send_header("X-Rate-Limit-Limit", announced[0])
+                req.send_header("X-Rate-Limit-Interval", announced[1])
             for k, v in (headers or {}).items():
                 req.send_header(k, v)
             req.end_headers()

@@ -12,9 +12,13 @@ calls ``requests.get`` at module level. Rather than patching either library, bot
   exponential backoff on 429/500/502/503/504 and on connect/read errors (``Retry-After`` is
   honoured, capped), and a default timeout for every request;
 - waits on a :class:`RateLimiter` before every request (so concurrency is bounded by the rate
-  limit, not by luck), adds ``mailto`` for the polite pools, and counts requests and attempts;
-- remembers the last final response, so a caller can tell a 404 from a 429 or invalid JSON
-  whatever the library made of it;
+  limit, not by luck), adds ``mailto`` for the polite pools, and counts requests and attempts.
+  Single-record requests (``/works/{id}``) and list requests (``/works?filter=…``, searches)
+  have limiters of their own, as Crossref's pools give them different rates; a rate the
+  server announces (``X-Rate-Limit-Limit`` per ``X-Rate-Limit-Interval``) lowers the
+  configured one for that kind of request, never raises it;
+- remembers the last final response (per thread), so a caller can tell a 404 from a 429 or
+  invalid JSON whatever the library made of it;
 - after ``UNREACHABLE_AFTER`` consecutive connection failures (retries spent), gives up on the
   registry: every later request fails at once with ``registry_unreachable`` (one warning), not
   minutes of timeouts per lookup.
@@ -23,9 +27,11 @@ calls ``requests.get`` at module level. Rather than patching either library, bot
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -41,9 +47,23 @@ class RateLimiter:
     """At most ``per_second`` request starts per second, across threads (a spacing limiter)."""
 
     def __init__(self, per_second: float) -> None:
+        self.configured = per_second
         self.interval = 1.0 / per_second if per_second > 0 else 0.0
         self._next = 0.0
         self._lock = threading.Lock()
+
+    @property
+    def per_second(self) -> float:
+        """The rate in force (0: unlimited)."""
+        return 1.0 / self.interval if self.interval else 0.0
+
+    def cap(self, announced: float) -> None:
+        """Obey a rate the server announced: the lower of it and the configured rate."""
+        if announced <= 0:
+            return
+        rate = min(announced, self.configured) if self.configured > 0 else announced
+        with self._lock:
+            self.interval = 1.0 / rate
 
     def wait(self) -> None:
         with self._lock:
@@ -76,14 +96,14 @@ class TimeoutAdapter(HTTPAdapter):
     def send(self, request, **kwargs):  # type: ignore[override]
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = self.timeout
-        self.stats.requests += 1
+        self.stats.add(requests=1)
         try:
             response = super().send(request, **kwargs)
         except requests.RequestException:
-            self.stats.attempts += 1 + self.max_retries.total  # every allowed try was spent
+            self.stats.add(attempts=1 + self.max_retries.total)  # every allowed try was spent
             raise
         history = getattr(getattr(response.raw, "retries", None), "history", ()) or ()
-        self.stats.attempts += 1 + len(history)
+        self.stats.add(attempts=1 + len(history))
         return response
 
 
@@ -93,6 +113,44 @@ class RequestStats:
 
     requests: int = 0
     attempts: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _local: threading.local = field(default_factory=threading.local, repr=False,
+                                    compare=False)
+
+    def add(self, requests: int = 0, attempts: int = 0) -> None:
+        with self._lock:
+            self.requests += requests
+            self.attempts += attempts
+        self._local.requests = getattr(self._local, "requests", 0) + requests
+
+    def mine(self) -> int:
+        """Requests sent so far by the calling thread (a delta of it counts one caller's
+        requests while other threads use the same session)."""
+        return getattr(self._local, "requests", 0)
+
+
+_INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*s?\s*$")
+
+
+def announced_rate(headers) -> float | None:
+    """Requests per second from ``X-Rate-Limit-Limit`` / ``X-Rate-Limit-Interval`` (e.g.
+    ``50`` per ``1s``), or None when absent or unreadable."""
+    limit, interval = headers.get("X-Rate-Limit-Limit"), headers.get("X-Rate-Limit-Interval")
+    if limit is None or interval is None:
+        return None
+    m = _INTERVAL.match(str(interval))
+    try:
+        count = float(limit)
+    except ValueError:
+        return None
+    if m is None or count <= 0 or float(m.group(1)) <= 0:
+        return None
+    return count / float(m.group(1))
+
+
+def is_list_request(url: str) -> bool:
+    """A list request (``/works?filter=…`` or a search) rather than one record by id."""
+    return urlsplit(str(url)).path.rstrip("/").rsplit("/", 1)[-1] == "works"
 
 
 @dataclass(frozen=True)
@@ -109,14 +167,16 @@ class RegistrySession(requests.Session):
 
     def __init__(self, official: str, base_url: str, *, timeout: float = 10.0,
                  max_retries: int = 3, backoff: float = 0.5, backoff_max: float = 10.0,
-                 per_second: float = 5.0, mailto: str | None = None,
-                 user_agent: str = "citeaudit") -> None:
+                 per_second: float = 5.0, list_per_second: float | None = None,
+                 mailto: str | None = None, user_agent: str = "citeaudit") -> None:
         super().__init__()
         self.official = official.rstrip("/")
         self.base_url = (base_url or official).rstrip("/")
         self.stats = RequestStats()
         self.limiter = RateLimiter(per_second)
-        self.last: LastResponse | None = None
+        self.list_limiter = RateLimiter(per_second if list_per_second is None
+                                        else list_per_second)
+        self._local = threading.local()
         self.consecutive_failures = 0
         retries = CappedRetry(
             total=max_retries, connect=max_retries, read=max_retries, status=max_retries,
@@ -140,6 +200,15 @@ class RegistrySession(requests.Session):
         return url
 
     @property
+    def last(self) -> LastResponse | None:
+        """The final response of this thread's last request."""
+        return getattr(self._local, "last", None)
+
+    @last.setter
+    def last(self, value: LastResponse | None) -> None:
+        self._local.last = value
+
+    @property
     def unreachable(self) -> bool:
         """True once the registry failed ``UNREACHABLE_AFTER`` connections in a row."""
         return self.consecutive_failures >= UNREACHABLE_AFTER
@@ -148,7 +217,8 @@ class RegistrySession(requests.Session):
         if self.unreachable:
             self.last = LastResponse(None, None, UNREACHABLE)
             raise requests.ConnectionError(f"{UNREACHABLE}: {self.base_url}")
-        self.limiter.wait()
+        limiter = self.list_limiter if is_list_request(url) else self.limiter
+        limiter.wait()
         self.last = None
         try:
             response = super().request(method, self.rebase(url), *args, **kwargs)
@@ -162,5 +232,8 @@ class RegistrySession(requests.Session):
                             UNREACHABLE_AFTER, type(exc).__name__, UNREACHABLE)
             raise
         self.consecutive_failures = 0
+        announced = announced_rate(response.headers)
+        if announced is not None:
+            limiter.cap(announced)
         self.last = LastResponse(response.status_code, response.content)
         return response

@@ -21,8 +21,14 @@ pair ranks below every unflagged one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
 import duckdb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from citeaudit import duck
 from citeaudit.codebook import Codebook
@@ -53,28 +59,107 @@ def _params(book: Codebook) -> dict:
             "grader_version": f"{GRADER_VERSION}+{book.atomization.version}"}
 
 
+BATCH_PAIRS = 8_000
+SORT_MEMORY = "256MB"
+READ_ROWS = 16_384
+
+
+def _batch_slices(keys: pa.ChunkedArray | pa.Array, size: int) -> list[tuple[int, int]]:
+    """[start, end) row ranges of about ``size`` rows over rows sorted by ``keys``, each cut
+    where the key changes (a page's pairs stay in one batch; a null key is its own group)."""
+    n = len(keys)
+    if n == 0:
+        return []
+    arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    changed = pc.fill_null(pc.not_equal(arr.slice(1), arr.slice(0, n - 1)), True)
+    starts = np.flatnonzero(np.concatenate(([True], changed.to_numpy(zero_copy_only=False))))
+    cuts = [0]
+    while cuts[-1] < n:
+        nxt = np.searchsorted(starts, cuts[-1] + max(1, size), side="left")
+        cuts.append(int(starts[nxt]) if nxt < len(starts) else n)
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def _locate_one(pairs: pa.Table, claims: pa.Table, texts: pa.Table, book: Codebook,
+                params: dict, con: duckdb.DuckDBPyConnection | None = None) -> pa.Table:
+    """support_evidence rows of one set of pairs: only its claims' atoms and its pages'
+    windows are built and scored (BM25 statistics are per page, so a set that holds every
+    pair of each of its pages scores exactly as the whole day does)."""
+    own = con is None
+    con = con or duck.connect()
+    try:
+        wanted = pc.unique(pairs.column("payload_sha256").drop_null())
+        used = texts.filter(pc.is_in(texts.column("payload_sha256"), wanted))
+        cited = pc.unique(pairs.column("claim_id"))
+        claims = claims.filter(pc.is_in(claims.column("claim_id"), cited))
+        con.register("pairs", pairs)
+        con.register("atoms", atoms_mod.atomize(claims, book.atomization))
+        con.register("windows", windows_mod.windows(used, book.evidence.window_sentences))
+        duck.execute(con, "support/create_terms_macro")
+        duck.create_table(con, "atom_terms", "support/create_atom_terms", params)
+        duck.create_table(con, "passage_terms", "support/create_passage_terms", params)
+        duck.create_table(con, "top", "support/score_atom_passages", params)
+        return duck.query(con, "support/select_support_evidence", params)
+    finally:
+        if own:
+            con.close()
+
+
+def locate_by_page(pairs: pa.Table, claims: pa.Table, texts: pa.Table, book: Codebook,
+                   batch_pairs: int = BATCH_PAIRS) -> Iterator[pa.Table]:
+    """support_evidence rows for ``pairs``, in batches of about ``batch_pairs`` pairs grouped
+    by page (each page is windowed and tokenized once, with every pair that cites it; pairs
+    without a readable page come last), each scored on its own DuckDB connection so memory is
+    bounded by the batch. Each batch is in the table's order; the batches are not (see
+    :func:`sorted_evidence`). At least one (possibly empty) table is yielded."""
+    params = _params(book)
+    pairs = pairs.sort_by([("payload_sha256", "ascending", "at_end"),
+                           ("claim_id", "ascending", "at_end"),
+                           ("citation_id", "ascending", "at_end")])
+    slices = _batch_slices(pairs.column("payload_sha256"), batch_pairs) or [(0, 0)]
+    for lo, hi in slices:
+        yield _locate_one(pairs.slice(lo, hi - lo), claims, texts, book, params)
+
+
+def sorted_evidence(batches: Iterable[pa.Table], workdir: Path) -> Iterator[pa.RecordBatch]:
+    """The rows of ``batches`` in the table's order (claim_id, citation_id, atom_index), in
+    record batches: the batches are spilled to a parquet file in ``workdir`` as they come and
+    sorted by DuckDB within ``SORT_MEMORY`` (spilling to ``workdir`` beyond it)."""
+    spill = Path(workdir) / "evidence-unsorted.parquet"
+    writer = None
+    try:
+        for table in batches:
+            if writer is None:
+                writer = pq.ParquetWriter(spill, table.schema, compression="zstd")
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
+    con = duck.connect()
+    try:
+        con.execute("SET memory_limit = $m", {"m": SORT_MEMORY})
+        con.execute("SET temp_directory = $d", {"d": str(Path(workdir) / "duckdb-tmp")})
+        con.execute("SET preserve_insertion_order = true")
+        result = con.sql(duck.sql_text("support/sort_support_evidence"),
+                         params={"spill": str(spill)})
+        reader = result.to_arrow_reader(READ_ROWS)
+        empty = True
+        for batch in reader:
+            empty = False
+            yield batch
+        if empty:  # a day without pairs still writes a table with the schema
+            yield pa.RecordBatch.from_pylist([], schema=reader.schema)
+    finally:
+        con.close()
+
+
 def locate(pairs: pa.Table, claims: pa.Table, texts: pa.Table, book: Codebook,
            con: duckdb.DuckDBPyConnection | None = None) -> pa.Table:
-    """support_evidence rows for ``pairs`` (select_evidence_pairs' columns).
+    """support_evidence rows for ``pairs`` as one table, scored in one batch.
 
     ``claims`` needs ``claim_id`` and ``text``; ``texts`` ``payload_sha256`` and ``text``.
     """
-    con = con or duck.connect()
-    params = _params(book)
-    wanted = set(pairs.column("payload_sha256").drop_null().to_pylist())
-    used = texts.filter(pa.compute.is_in(texts.column("payload_sha256"),
-                                         pa.array(sorted(wanted), pa.string())))
-    cited = set(pairs.column("claim_id").to_pylist())
-    claims = claims.filter(pa.compute.is_in(claims.column("claim_id"),
-                                            pa.array(sorted(cited), pa.string())))
-    con.register("pairs", pairs)
-    con.register("atoms", atoms_mod.atomize(claims, book.atomization))
-    con.register("windows", windows_mod.windows(used, book.evidence.window_sentences))
-    duck.execute(con, "support/create_terms_macro")
-    duck.create_table(con, "atom_terms", "support/create_atom_terms", params)
-    duck.create_table(con, "passage_terms", "support/create_passage_terms", params)
-    duck.create_table(con, "top", "support/score_atom_passages", params)
-    return duck.query(con, "support/select_support_evidence", params)
+    return _locate_one(pairs, claims, texts, book, _params(book), con)
 
 
 def empty_evidence() -> pa.Table:
@@ -96,12 +181,33 @@ def empty_evidence() -> pa.Table:
     return locate(pairs, empty, texts, book, con)
 
 
+def evidence_pairs(claims: pa.Table, citations: pa.Table, answers: pa.Table,
+                   aligned: pa.Table, texts: pa.Table) -> pa.Table:
+    """The (claim, citation) pairs of one partition with their page digest or unavailable
+    reason (``select_evidence_pairs.sql``)."""
+    con = duck.connect()
+    try:
+        for name, table in (("claims", claims), ("citations", citations),
+                            ("answers", answers), ("aligned", aligned), ("texts", texts)):
+            con.register(name, table)
+        return duck.query(con, "support/select_evidence_pairs")
+    finally:
+        con.close()
+
+
+def support_evidence_batches(claims: pa.Table, citations: pa.Table, answers: pa.Table,
+                             aligned: pa.Table, texts: pa.Table, book: Codebook, workdir: Path,
+                             batch_pairs: int = BATCH_PAIRS) -> Iterator[pa.RecordBatch]:
+    """The ``support_evidence`` table of one date × codebook partition as record batches in
+    the table's order, computed in bounded memory (page batches, spilled to ``workdir`` and
+    sorted there): the same rows, in the same order, as :func:`locate` over every pair."""
+    pairs = evidence_pairs(claims, citations, answers, aligned, texts)
+    yield from sorted_evidence(locate_by_page(pairs, claims, texts, book, batch_pairs), workdir)
+
+
 def support_evidence(claims: pa.Table, citations: pa.Table, answers: pa.Table,
                      aligned: pa.Table, texts: pa.Table, book: Codebook) -> pa.Table:
-    """The ``support_evidence`` table of one date × codebook partition."""
-    con = duck.connect()
-    for name, table in (("claims", claims), ("citations", citations), ("answers", answers),
-                        ("aligned", aligned), ("texts", texts)):
-        con.register(name, table)
-    pairs = duck.query(con, "support/select_evidence_pairs")
-    return locate(pairs, claims, texts, book, con)
+    """The ``support_evidence`` table of one date × codebook partition, whole, in one batch
+    (the reference the bounded-memory path is tested against)."""
+    pairs = evidence_pairs(claims, citations, answers, aligned, texts)
+    return locate(pairs, claims, texts, book)

@@ -146,20 +146,27 @@ def test_demo_verdicts_are_identical_batched_and_one_by_one(demo_run):
         parquet_io.read_partition(demo_run.derived, "citations", {"observation_date": d})
         for d in sorted(p.name.split("=", 1)[1]
                         for p in (demo_run.derived / "citations").glob("observation_date=*"))])
-    results, made = [], []
+    results, made, hits = [], [], []
     with RegistryMirror.from_raw(demo_run.raw / "registry") as m:
-        for batched in (False, True):
+        for batched, concurrency in ((False, 1), (True, 1), (True, 2)):
             kw = dict(timeout=2.0, max_retries=1, backoff=0.01, backoff_max=0.02,
                       per_second=500)
             cl = {"crossref": clients.CrossrefClient(
                       RegistrySession(clients.CROSSREF_ORIGIN, m.crossref_url, **kw)),
                   "openalex": clients.OpenAlexClient(
                       RegistrySession(clients.OPENALEX_ORIGIN, m.openalex_url, **kw))}
+            for c in cl.values():
+                c.concurrency = concurrency  # 2: DOI lookups and searches side by side
+            before = sum(m.hits.values())
             store = RecordStore({}, cl, 30, batched=batched)
             results.append(check.check_citations(citations, store, compare.Thresholds()))
             made.append(store.counts)
+            hits.append(sum(m.hits.values()) - before)
             dois = {k[2] for k in store.used if k[1] == "work"}
-    one, many = results
+    # requests are counted exactly, also with two threads sharing a registry's session
+    assert [c["requests"] for c in made] == hits
+    assert results[2].equals(results[1]) and made[2] == made[1]
+    one, many = results[:2]
     assert one.num_rows > 0 and one.equals(many)
     assert made[0]["lookups_fetched"] == made[1]["lookups_fetched"]
     # every DOI lookup of the one-by-one path became a place in a list; only the DOIs the

@@ -231,3 +231,48 @@ def test_rate_limit_spaces_requests(mirror):
     for _ in range(5):
         client.work(ELIFE)
     assert time.monotonic() - start >= 4 / 20 * 0.9
+
+
+def test_list_and_single_requests_have_their_own_limits():
+    from citeaudit.scholarly.transport import is_list_request
+
+    assert is_list_request("https://api.crossref.org/works?filter=doi:10.1/a&rows=2")
+    assert is_list_request("http://127.0.0.1:9/openalex/works?search=x")
+    assert not is_list_request(f"https://api.crossref.org/works/{ELIFE}")
+    assert not is_list_request("https://api.openalex.org/works/doi:10.1/x")
+
+
+def test_announced_rate_lowers_the_configured_rate_never_raises_it(mirror):
+    session = RegistrySession(clients.CROSSREF_ORIGIN, mirror.crossref_url, per_second=200,
+                              list_per_second=50)
+    client = clients.CrossrefClient(session, timeout=1.0)
+    mirror.announce["crossref"] = ("4", "1s")
+    client.work(ELIFE)
+    assert session.limiter.per_second == pytest.approx(4)
+    assert session.list_limiter.per_second == pytest.approx(50)  # lists: not announced yet
+    client.search("Parental care and the sex ratio")
+    assert session.list_limiter.per_second == pytest.approx(4)
+    mirror.announce["crossref"] = ("3000", "60s")  # 50/s: above 4 but below 200
+    client.work(ELIFE)
+    assert session.limiter.per_second == pytest.approx(50)
+    mirror.announce["crossref"] = ("100000", "1s")  # never above what was configured
+    client.work(ELIFE)
+    assert session.limiter.per_second == pytest.approx(200)
+    mirror.announce["crossref"] = ("many", "1s")  # unreadable: ignored
+    client.work(ELIFE)
+    assert session.limiter.per_second == pytest.approx(200)
+
+
+def test_official_crossref_without_mailto_gets_the_public_pool(tmp_path):
+    from citeaudit.scholarly.endpoints import OFFICIAL, RegistrySettings, open_clients
+
+    anonymous = RegistrySettings("crossref", OFFICIAL)
+    polite = RegistrySettings("crossref", OFFICIAL, mailto="ops@example.org")
+    with open_clients(tmp_path, anonymous, RegistrySettings("openalex", "offline")) as oc:
+        session = oc.clients["crossref"].session
+        assert (session.limiter.per_second, session.list_limiter.per_second,
+                oc.clients["crossref"].concurrency) == (5.0, 1.0, 1)
+    with open_clients(tmp_path, polite) as oc:
+        session = oc.clients["crossref"].session
+        assert (session.limiter.per_second, session.list_limiter.per_second,
+                oc.clients["crossref"].concurrency) == (10.0, 3.0, 2)

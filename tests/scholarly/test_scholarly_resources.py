@@ -20,7 +20,11 @@ def test_resources_read_base_url_and_mailto_from_the_environment(monkeypatch):
                                                      "audit@example.org")
     assert (oa.registry, oa.base_url) == ("openalex", "offline")
     assert CrossrefResource().registry_settings().max_retries == 3
-    assert OpenAlexResource().registry_settings().requests_per_second == 8.0
+    oa_default, cr_default = (OpenAlexResource().registry_settings(),
+                              CrossrefResource().registry_settings())
+    assert (oa_default.requests_per_second, oa_default.list_requests_per_second) == (10.0, 10.0)
+    assert (cr_default.requests_per_second, cr_default.list_requests_per_second,
+            cr_default.concurrency) == (10.0, 3.0, 2)
 
 
 def test_demo_registry_is_served_only_when_no_base_url_is_configured(tmp_path):
