@@ -55,6 +55,7 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import pyarrow as pa
 
@@ -107,48 +108,94 @@ def index_file(
     file order. The table's schema metadata says which reader produced it
     (``citeaudit.reader``) and why FastWARC was not used (``citeaudit.fallback_reason``).
     """
+    table, used, note = index_file_into(path, name=name, reader=reader, all_records=all_records)
+    assert table is not None
+    return _with_reader_metadata(table, used, note) if used else table
+
+
+class RowSink(Protocol):
+    """Where :func:`index_file_into` sends rows: record batches as made, and a restart."""
+
+    def __call__(self, batch: pa.RecordBatch) -> None: ...
+
+    def reset(self) -> None:
+        """Forget every batch sent so far (the file is being indexed again from the start)."""
+
+
+def index_file_into(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    reader: str = "auto",
+    all_records: bool = False,
+    sink: RowSink | None = None,
+) -> tuple[pa.Table | None, str | None, str | None]:
+    """:func:`index_file`, optionally streaming rows to ``sink`` instead of returning them.
+
+    Returns ``(table, reader used, fallback note)``; ``table`` is None when ``sink`` was
+    given (every row went there, in record batches, in file order). When FastWARC gives up
+    part way, ``sink.reset()`` is called before the file is indexed again with warcio, so
+    the sink ends up with exactly the rows :func:`index_file` would return. The reader is
+    None for a file no reader opened (unreadable, empty, unsupported compression).
+    """
     if reader not in READERS:
         raise ValueError(f"reader must be one of {READERS}, not {reader!r}")
     path = str(path)
     name = path if name is None else name
     try:
-        return _index_file(path, name, reader, all_records)
+        table, used, note = _index_file(path, name, reader, all_records, sink)
     except Exception as exc:  # never raise on input (the walks catch their own errors)
         detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
-        return _single_row_table(name, 0, "unreadable_file: " + detail)
+        table, used, note = _single_row_table(name, 0, "unreadable_file: " + detail), None, None
+        if sink is not None:
+            sink.reset()
+    if sink is not None and table is not None:
+        for batch in table.to_batches():
+            sink(batch)
+        table = None
+    return table, used, note
 
 
-def _index_file(path: str, name: str, reader: str, all_records: bool) -> pa.Table:
+def _index_file(
+    path: str, name: str, reader: str, all_records: bool, sink: RowSink | None
+) -> tuple[pa.Table | None, str | None, str | None]:
     try:
         compression = sniff_compression(path)
     except OSError as exc:
-        return _single_row_table(name, 0, f"unreadable_file: {exc.strerror or exc}")
+        return _single_row_table(name, 0, f"unreadable_file: {exc.strerror or exc}"), None, None
     if compression == "empty":
-        return CAPTURE_SCHEMA.empty_table()
+        return CAPTURE_SCHEMA.empty_table(), None, None
     if compression not in ("gzip", "none"):
         size = os.path.getsize(path)
-        return _single_row_table(name, 0, f"unsupported_compression: {compression}", size)
+        table = _single_row_table(name, 0, f"unsupported_compression: {compression}", size)
+        return table, None, None
     gz = compression == "gzip"
+
+    def result(indexer: _Indexer) -> pa.Table | None:
+        if sink is None:
+            return indexer.table()
+        indexer.finish()
+        return None
 
     note = None
     if reader in ("auto", "fastwarc"):
         if _starts_as_warc(path, gz):
-            indexer = _Indexer(name, all_records)
+            indexer = _Indexer(name, all_records, sink)
             try:
                 indexer.run(fastwarc_slots(path, gz=gz))
-                return _with_reader_metadata(indexer.table(), "fastwarc", None)
+                return result(indexer), "fastwarc", None
             except FastwarcRefused as exc:
                 note = str(exc)
             except Exception as exc:  # a FastWARC or internal surprise: warcio decides
                 note = f"{type(exc).__name__}: {exc}"
+            if sink is not None:
+                sink.reset()
         else:
             note = "not a WARC file (ARC or unknown format)"
         if reader == "fastwarc":
-            return _with_reader_metadata(
-                _single_row_table(name, 0, "fastwarc_refused: " + note), "fastwarc", note
-            )
+            return _single_row_table(name, 0, "fastwarc_refused: " + note), "fastwarc", note
 
-    indexer = _Indexer(name, all_records)
+    indexer = _Indexer(name, all_records, sink)
     try:
         with open(path, "rb") as fh:
             indexer.run(warcio_slots(fh, gz=gz))
@@ -156,7 +203,7 @@ def _index_file(path: str, name: str, reader: str, all_records: bool) -> pa.Tabl
         last = indexer.pending[-1].offset if indexer.pending else 0
         detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
         indexer.add_failure_row(last, "unreadable_file: " + detail)
-    return _with_reader_metadata(indexer.table(), "warcio", note)
+    return result(indexer), "warcio", note
 
 
 def _index_job(args: tuple[str, str, str, bool]) -> pa.Table:
