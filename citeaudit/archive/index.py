@@ -53,9 +53,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol
 
 import pyarrow as pa
 
@@ -64,7 +64,6 @@ from citeaudit.archive.ranges import (
     _combine_ranges,
     _index_range_job,
     _plan_split,
-    _RangeResult,
 )
 from citeaudit.archive.readers import (
     FastwarcRefused,
@@ -211,6 +210,36 @@ def _index_job(args: tuple[str, str, str, bool]) -> pa.Table:
     return index_file(path, name=name, reader=reader, all_records=all_records)
 
 
+class _Mode(NamedTuple):
+    """What the scheduler runs and yields: tables (:func:`iter_index_paths`) or parts.
+
+    ``whole(job)`` indexes a whole file in a worker, ``ranged(args)`` one byte range of a
+    split file (a :data:`_RangeResult`), ``join(results)`` puts a split file's range results
+    back together (``(value, None)`` or ``(None, why)``), ``local(job)`` indexes a file in
+    this process with warcio after a worker died, ``finish(value)`` prepares what is yielded.
+    """
+
+    whole: Callable[[tuple[str, str, str, bool]], Any]
+    ranged: Callable[[tuple[str, str, int, int, bool]], Any]
+    join: Callable[[list[Any]], tuple[Any, str | None]]
+    local: Callable[[tuple[str, str, str, bool]], Any]
+    finish: Callable[[Any], Any]
+
+
+def _local_table(job: tuple[str, str, str, bool]) -> pa.Table:
+    path, name, _reader, all_records = job
+    try:
+        return index_file(path, name=name, reader="warcio", all_records=all_records)
+    except Exception as exc:  # pragma: no cover - index_file does not raise on input
+        return _single_row_table(name, 0, f"unreadable_file: {exc}")
+
+
+def _table_mode() -> _Mode:
+    # looked up at call time, so that a test can stand in for the range job
+    return _Mode(_index_job, _index_range_job, _combine_ranges, _local_table,
+                 lambda table: table.replace_schema_metadata(None))
+
+
 def iter_index_paths(
     paths: list[tuple[Path, str]],
     *,
@@ -221,10 +250,10 @@ def iter_index_paths(
 ) -> Iterator[tuple[str, pa.Table]]:
     """Index several files in parallel processes; yield ``(name, table)`` as each finishes.
 
-    The streaming form of :func:`index_paths`, for batches whose rows should not all be held
-    at once (a table costs ~450 bytes per row): write each table out as it arrives.
-    ``workers=0`` means ``os.cpu_count()``; with one worker (or one file that is not split)
-    everything runs in this process. Largest files are started first.
+    The streaming form of :func:`index_paths`: each file's table is yielded as soon as it is
+    ready (:func:`citeaudit.archive.stream.streamed_index` goes further and never holds a
+    whole file's rows). ``workers=0`` means ``os.cpu_count()``; with one worker (or one file
+    that is not split) everything runs in this process. Largest files are started first.
 
     A gzip-per-record ``.warc.gz`` file larger than ``split_min_bytes`` (None: never) is cut
     into up to ``workers`` byte ranges at gzip member boundaries, indexed in parallel with
@@ -236,6 +265,20 @@ def iter_index_paths(
     here with warcio; should that fail too, the file gets a single ``unreadable_file`` row.
     Tables come without reader metadata.
     """
+    yield from _iter_jobs(paths, _table_mode(), workers=workers, reader=reader,
+                          all_records=all_records, split_min_bytes=split_min_bytes)
+
+
+def _iter_jobs(
+    paths: list[tuple[Path, str]],
+    mode: _Mode,
+    *,
+    workers: int,
+    reader: str,
+    all_records: bool,
+    split_min_bytes: int | None,
+) -> Iterator[tuple[str, Any]]:
+    """Plan and run the index jobs of ``paths`` (see :func:`iter_index_paths`) in ``mode``."""
     if reader not in READERS:
         raise ValueError(f"reader must be one of {READERS}, not {reader!r}")
     jobs = [(str(p), n, reader, all_records) for p, n in paths]
@@ -265,9 +308,9 @@ def iter_index_paths(
     workers = min(workers, len(tasks))
     if workers <= 1:
         for job in jobs:
-            yield job[1], _index_job(job).replace_schema_metadata(None)
+            yield job[1], mode.finish(mode.whole(job))
         return
-    yield from _run_pool(jobs, plans, tasks, workers)
+    yield from _run_pool(jobs, plans, tasks, workers, mode)
 
 
 def _run_pool(
@@ -275,12 +318,14 @@ def _run_pool(
     plans: dict[int, list[tuple[int, int]]],
     tasks: list[tuple[int, int, int | None]],
     workers: int,
-) -> Iterator[tuple[str, pa.Table]]:
+    mode: _Mode | None = None,
+) -> Iterator[tuple[str, Any]]:
     """Run whole-file and range tasks in a process pool; see :func:`iter_index_paths`."""
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
+    mode = mode or _table_mode()
     pending: dict[Future, tuple[int, int | None]] = {}
-    parts: dict[int, list[_RangeResult | None]] = {i: [None] * len(r) for i, r in plans.items()}
+    parts: dict[int, list[Any]] = {i: [None] * len(r) for i, r in plans.items()}
     failed: list[int] = []  # job indexes to index again here with warcio
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -289,12 +334,10 @@ def _run_pool(
             path, name, reader, all_records = jobs[index]
             try:
                 if part is None:
-                    future = pool.submit(_index_job, jobs[index])
+                    future = pool.submit(mode.whole, jobs[index])
                 else:
                     start, end = plans[index][part]
-                    future = pool.submit(
-                        _index_range_job, (path, name, start, end, all_records)
-                    )
+                    future = pool.submit(mode.ranged, (path, name, start, end, all_records))
             except Exception:  # the pool is broken (a worker died)
                 failed.append(index)
                 return
@@ -329,7 +372,7 @@ def _run_pool(
                         abandon(index, "a worker failed", whole=False)
                     continue
                 if part is None:
-                    yield jobs[index][1], result.replace_schema_metadata(None)
+                    yield jobs[index][1], mode.finish(result)
                     continue
                 if index not in parts:  # splitting this file was abandoned already
                     continue
@@ -339,19 +382,14 @@ def _run_pool(
                 parts[index][part] = result
                 if any(r is None for r in parts[index]):
                     continue
-                table, why = _combine_ranges(parts[index])
-                if table is None:
+                value, why = mode.join(parts[index])
+                if value is None:
                     abandon(index, why or "cannot combine ranges", whole=True)
                     continue
                 del parts[index]
-                yield jobs[index][1], table
+                yield jobs[index][1], value
     for index in failed:
-        path, name, _reader, all_records = jobs[index]
-        try:
-            table = index_file(path, name=name, reader="warcio", all_records=all_records)
-        except Exception as exc:  # pragma: no cover - index_file does not raise on input
-            table = _single_row_table(name, 0, f"unreadable_file: {exc}")
-        yield name, table.replace_schema_metadata(None)
+        yield jobs[index][1], mode.finish(mode.local(jobs[index]))
 
 
 def index_paths(
