@@ -59,13 +59,14 @@ class RowGroupWriter:
     """
 
     def __init__(self, where: str | Path, schema: pa.Schema, rows: int,
-                 compression: str = "zstd") -> None:
+                 compression: str = "zstd", use_dictionary: bool | list[str] = True) -> None:
         self.schema = schema
         self.group_rows = rows
         self.rows = 0
         self._held: list[pa.RecordBatch] = []
         self._held_rows = 0
         self._writer = pq.ParquetWriter(str(where), schema, compression=compression,
+                                        use_dictionary=use_dictionary,
                                         write_statistics=True, store_schema=True)
 
     def write(self, batch: pa.RecordBatch) -> None:
@@ -82,8 +83,8 @@ class RowGroupWriter:
         held = pa.Table.from_batches(self._held, self.schema)
         group = held.slice(0, size).combine_chunks()  # contiguous: pages as for one write
         self._writer.write_table(group, row_group_size=max(size, 1))
-        rest = held.slice(size)
-        self._held = rest.combine_chunks().to_batches() if rest.num_rows else []
+        rest = held.slice(size)  # views of the held batches, not copies
+        self._held = rest.to_batches() if rest.num_rows else []
         self._held_rows = rest.num_rows
 
     def close(self) -> None:

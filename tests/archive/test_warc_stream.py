@@ -18,7 +18,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from citeaudit.archive import stream
+from citeaudit.archive import records, stream
 from citeaudit.archive.index import index_file, index_file_into, index_paths
 from citeaudit.archive.records import BATCH_ROWS
 from citeaudit.archive.schema import CAPTURE_SCHEMA, CAPTURES_TABLE_SCHEMA, with_origin
@@ -106,7 +106,9 @@ def test_indexer_hands_out_bounded_batches(tmp_path):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_part_files_and_output_have_bounded_row_groups(tmp_path, monkeypatch, workers):
-    monkeypatch.setattr(stream, "ROW_GROUP_ROWS", 64)  # before the workers fork
+    batch_rows = 32
+    monkeypatch.setattr(records, "BATCH_ROWS", batch_rows)  # before the workers fork
+    monkeypatch.setattr(stream, "ROW_GROUP_ROWS", 64)
     small = write_pages(tmp_path / "small.warc.gz", 150)
     large = write_pages(tmp_path / "large.warc.gz", 3 * 150, host="example.org")
     pairs = [(large, "large.warc.gz"), (small, "small.warc.gz")]
@@ -115,21 +117,19 @@ def test_part_files_and_output_have_bounded_row_groups(tmp_path, monkeypatch, wo
     out = tmp_path / "captures.parquet"
     with streamed_index(pairs, workers=workers, scratch=scratch) as (batches, summary):
         (folder,) = scratch.iterdir()
-        part_groups = {
-            part.name: [pq.ParquetFile(part).metadata.row_group(i).num_rows
-                        for i in range(pq.ParquetFile(part).metadata.num_row_groups)]
-            for part in folder.iterdir()}
-        write_batches(batches, CAPTURE_SCHEMA, out, row_group_rows=64)
+        part_batches = {part.name: [b.num_rows for b in stream._read_part(str(part))]
+                        for part in folder.iterdir()}
+        write_batches(batches, CAPTURE_SCHEMA, out, row_group_rows=stream.ROW_GROUP_ROWS)
     assert not list(scratch.iterdir())  # the parts are gone
-    assert sorted(map(sum, part_groups.values())) == [150, 450]
-    for groups in part_groups.values():
-        assert max(groups) == 64 and all(g == 64 for g in groups[:-1])
+    total = 4 * 150
+    assert sorted(map(sum, part_batches.values())) == [150, 3 * 150]
+    assert max(max(sizes) for sizes in part_batches.values()) == batch_rows  # 3x: same bound
     meta = pq.ParquetFile(out).metadata
     groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-    assert groups == [64] * 9 + [600 - 9 * 64]  # the same bound for 3x the rows
+    assert groups == [64] * (total // 64) + ([total % 64] if total % 64 else [])
     table = pq.read_table(out)
     assert table.equals(index_paths(pairs, workers=1))
-    assert summary.rows == 600
+    assert summary.rows == total
 
 
 def test_sorted_runs_are_merged_in_by_file_and_names_must_be_unique(tmp_path):
