@@ -79,27 +79,6 @@ def decode_digest(value: str) -> tuple[str | None, bytes | None]:
     return name, raw if len(raw) == size else None
 
 
-def digest_algorithm(value: str) -> str | None:
-    """The hashlib name of an ``algo:value`` digest's algorithm (None: unknown or no label)."""
-    algo, sep, _encoded = value.partition(":")
-    return _hash_name(algo) if sep else None
-
-
-def digest_matches(value: str, digest: bytes) -> bool:
-    """Whether the ``algo:value`` digest ``value`` decodes to ``digest`` (as :func:`decode_digest`).
-
-    ``digest`` is one computed with the value's algorithm (:func:`digest_algorithm`).
-
-    Checks the usual spelling first without decoding: ``digest`` in base32, against the
-    value upper-cased and without padding (what base32 decoding accepts); anything else is
-    decoded in full.
-    """
-    encoded = value.partition(":")[2].strip()
-    if base64.b32encode(digest).rstrip(b"=") == encoded.rstrip("=").upper().encode():
-        return True
-    return decode_digest(value)[1] == digest
-
-
 class _HashingReader:
     """Reads a payload (``head`` already read, then ``block``) and feeds every byte to hashers.
 

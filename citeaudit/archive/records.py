@@ -17,13 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from citeaudit.archive.dates import _capture_time
-from citeaudit.archive.digests import (
-    _hash_dechunked,
-    _HashingReader,
-    _read_capped,
-    digest_algorithm,
-    digest_matches,
-)
+from citeaudit.archive.digests import _hash_dechunked, _HashingReader, _read_capped, decode_digest
 from citeaudit.archive.http_head import _HeadersTooLong, _mime_of, _parse_http_headers, _status_code
 from citeaudit.archive.post_query import POST_BODY_CAP, _post_append
 from citeaudit.archive.schema import _COLUMNS, CAPTURE_SCHEMA, _join_errors, rows_to_batch
@@ -196,9 +190,9 @@ class _Indexer:
         # --- payload: hash it as stored (after the HTTP headers, chunking and all) ---------
         declared = headers.get("payload_digest")
         is_revisit = rec_type == "revisit"
-        algo = None
+        algo = expected = None
         if declared and not is_revisit:
-            algo = digest_algorithm(declared)
+            algo, expected = decode_digest(declared)
         sha256 = hashlib.sha256()
         hashers = [sha256]
         verifier = None
@@ -266,9 +260,9 @@ class _Indexer:
         if is_revisit or not declared or algo is None or not readable:
             verified = None
         else:
-            verified = digest_matches(declared, verifier.digest()) or (
-                dechunked_verifier is not None
-                and digest_matches(declared, dechunked_verifier.digest())
+            verified = expected is not None and (
+                verifier.digest() == expected
+                or (dechunked_verifier is not None and dechunked_verifier.digest() == expected)
             )
 
         row = {
