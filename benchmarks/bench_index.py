@@ -237,31 +237,31 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
     if kind == "cdxj-indexer":
         from cdxj_indexer.main import write_cdx_index
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         write_cdx_index(out, [whole], {})
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind == "warcio-hash-loop":
         from warcio.archiveiterator import ArchiveIterator
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with open(whole, "rb") as fh:
             for record in ArchiveIterator(fh):
                 digest = hashlib.sha256()
                 read = record.raw_stream.read
                 while chunk := read(65536):
                     digest.update(chunk)
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind == "fastwarc-hash-loop":
         from fastwarc.warc import ArchiveIterator as FastIterator
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with open(whole, "rb") as fh:
             for record in FastIterator(fh, parse_http=False):
                 digest = hashlib.sha256()
                 read = record.reader.read
                 while chunk := read(65536):
                     digest.update(chunk)
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind == "surt-only":
         import surt
         from fastwarc.warc import ArchiveIterator as FastIterator
@@ -269,19 +269,19 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
         with open(whole, "rb") as fh:
             urls = [r.headers.get("WARC-Target-URI") for r in FastIterator(fh, parse_http=False)]
         urls = [u for u in urls if u]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for url in urls:
             surt.surt(url)
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind in ("index_file-warcio", "index_file-fastwarc", "index_file+cdxj"):
         from citeaudit.archive.cdxj import to_cdxj_lines
         from citeaudit.archive.index import index_file
 
         reader = "warcio" if kind == "index_file-warcio" else "fastwarc"
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         table = index_file(whole, name=Path(whole).name, reader=reader)
         lines = list(to_cdxj_lines(table)) if kind == "index_file+cdxj" else None
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         used = (table.schema.metadata or {}).get(b"citeaudit.reader", b"").decode()
         if used != reader:
             raise SystemExit(f"{kind}: reader {reader} not used ({used})")
@@ -296,26 +296,27 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
         else:
             source = tripled(Path(whole)) if kind.endswith("x3") else Path(whole)
             inputs, workers = [str(source)], 1 if "1proc" in kind else 2
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with streamed_index([(Path(p), Path(p).name) for p in inputs], workers=workers) as (
             batches, _summary
         ):
             write_batches(batches, CAPTURE_SCHEMA, Path(out + ".parquet"),
                           row_group_rows=ROW_GROUP_ROWS)
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind == "whole-processes":
         bindir = Path(sys.executable).parent
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         subprocess.run([str(bindir / "cdxj-indexer"), whole, "-o", os.devnull], check=True,
                        capture_output=True)
         theirs = time.perf_counter() - t0
         theirs_rss = _peak_rss_mb()[1]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         subprocess.run([str(bindir / "citeaudit"), "index-warc", whole, "--out",
                         out + ".parquet", "--workers", "1"], check=True,
                        capture_output=True)
         ours = time.perf_counter() - t0
-        return {"kind": kind, "seconds": ours, "theirs": theirs, "rss_mb": _peak_rss_mb()[1],
+        return {"kind": kind, "seconds": ours, "cpu_seconds": None, "theirs": theirs,
+                "rss_mb": _peak_rss_mb()[1],
                 "theirs_rss_mb": theirs_rss, "child_rss_mb": 0.0}
     else:
         raise SystemExit(f"unknown measurement {kind}")
@@ -328,7 +329,10 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
         pass  # written by the measurement itself
     if lines is not None:
         Path(out).write_text("".join(line + "\n" for line in lines))
-    return {"kind": kind, "seconds": elapsed, "rss_mb": rss, "child_rss_mb": child_rss}
+    if "2workers" in kind:
+        cpu = None  # the work is in the worker processes
+    return {"kind": kind, "seconds": elapsed, "cpu_seconds": cpu, "rss_mb": rss,
+            "child_rss_mb": child_rss}
 
 
 def _run_child(kind: str, whole: Path, parts: list[Path], out: Path) -> dict:
@@ -435,8 +439,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Load average before/after: {load_before} / "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
-    print("| measurement | seconds | records/s | vs cdxj-indexer | peak RSS (MB) |")
-    print("|---|---:|---:|---:|---:|")
+    print("| measurement | seconds | records/s | vs cdxj-indexer | CPU s | vs cdxj-indexer (CPU)"
+          " | peak RSS (MB) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    base_cpu = rows[0][1]["cpu_seconds"]
     by_kind = {}
     for label, res in rows:
         by_kind[res["kind"]] = res
@@ -450,13 +456,17 @@ def main(argv: list[str] | None = None) -> int:
             rss = f"{res['rss_mb']:.0f} (cdxj-indexer: {res['theirs_rss_mb']:.0f})"
         else:
             ratio = base * records / n_records / res["seconds"]
+        cpu = res["cpu_seconds"]
+        cpu_cells = ("- | -" if cpu is None else
+                     f"{cpu:.2f} | {base_cpu * records / n_records / cpu:.2f}x")
         print(f"| {label} | {res['seconds']:.2f} | {records / res['seconds']:,.0f} | "
-              f"{ratio:.2f}x | {rss} |")
+              f"{ratio:.2f}x | {cpu_cells} | {rss} |")
     single, x3 = by_kind["stream-1proc"], by_kind["stream-1proc-x3"]
     print()
     print(f"- target 1, one process >= 2x cdxj-indexer: (s) is "
-          f"{base / single['seconds']:.2f}x ((d), the whole-table path: "
-          f"{base / by_kind['index_file-fastwarc']['seconds']:.2f}x)")
+          f"{base / single['seconds']:.2f}x in wall time, "
+          f"{base_cpu / single['cpu_seconds']:.2f}x in CPU time ((d), the whole-table path: "
+          f"{base / by_kind['index_file-fastwarc']['seconds']:.2f}x wall)")
     print(f"- target 2, peak RSS <= 150 MB and flat: (s) {single['rss_mb']:.0f} MB, "
           f"(s3) {x3['rss_mb']:.0f} MB, 3x / 1x = {x3['rss_mb'] / single['rss_mb']:.3f}")
     print()

@@ -44,9 +44,11 @@ Error codes (``;``-joined when several apply; a wrong digest is not one, that is
 
 The rest of the stage, by module of :mod:`citeaudit.archive`: ``schema``
 (:data:`CAPTURE_SCHEMA`), ``records`` (records -> rows), ``url_keys``, ``dates``, ``digests``,
-``http_head``, ``post_query``, ``cdxj``, ``ranges`` (split files), ``readers``, ``progress``
-and ``cli`` (the ``index-warc`` command). This module keeps the entry points:
-:func:`index_file` and the parallel driver (:func:`iter_index_paths`, :func:`index_paths`).
+``http_head``, ``post_query``, ``cdxj``, ``ranges`` (split files), ``readers``, ``progress``,
+``stream`` (the streamed index: parts per worker merged into one sorted parquet file, flat
+memory) and ``cli`` (the ``index-warc`` command). This module keeps the entry points:
+:func:`index_file` (and :func:`index_file_into`, which streams a file's rows to a sink) and
+the parallel driver (:func:`iter_index_paths`, :func:`index_paths`).
 """
 
 from __future__ import annotations
@@ -408,7 +410,8 @@ def index_paths(
     ``split_min_bytes`` (None: never) are split into byte ranges indexed in parallel, with
     rows identical to indexing them whole. See :func:`iter_index_paths` for the scheduling,
     the splitting and what happens when a worker dies. ``progress`` shows a rich progress
-    bar on stderr.
+    bar on stderr. The whole table is held (~450 bytes a row): for a night of WARCs use
+    :func:`citeaudit.archive.stream.streamed_index`, which writes the same rows in flat memory.
     """
     tables: list[pa.Table] = []
     with _progress(len(paths), progress) as advance:
