@@ -177,3 +177,30 @@ def test_a_file_refused_after_rows_were_written_is_rewritten_from_warcio(tmp_pat
     table = pq.read_table(out)
     assert table.num_rows > BATCH_ROWS + 100  # the pages and rows for the junk
     assert table.equals(expected.replace_schema_metadata(None))
+
+
+def test_cli_parquet_is_the_streamed_index(corpora, tmp_path, capsys):
+    import argparse
+
+    from citeaudit.archive.cli import register_cli
+
+    def cli(argv: list[str]) -> int:
+        parser = argparse.ArgumentParser(prog="citeaudit")
+        register_cli(parser.add_subparsers(dest="command", required=True))
+        args = parser.parse_args(argv)
+        return args.func(args)
+
+    folder = corpora / "warc" / "resiliparse"
+    out = tmp_path / "captures.parquet"
+    assert cli(["index-warc", str(folder), "--out", str(out), "--workers", "2"]) == 0
+    err = capsys.readouterr().err
+    pairs = [(p, p.relative_to(folder).as_posix()) for p in sorted(folder.iterdir())
+             if p.name.endswith((".warc", ".warc.gz"))]
+    expected = index_paths(pairs, workers=1)
+    assert pq.read_table(out).equals(expected)
+    assert f"{expected.num_rows} rows from {len(pairs)} file(s)" in err
+    assert "truncated_record in 1 file(s): clipped.warc.gz" in err
+    one = str(folder / "clipped.warc.gz")
+    assert cli(["index-warc", one, one, "--out", str(tmp_path / "x.parquet")]) == 2
+    assert "same name" in capsys.readouterr().err
+    assert not (tmp_path / "x.parquet").exists()
