@@ -1,15 +1,19 @@
 """Archive assets: the live crawl of a day's cited pages (``fetched_captures``, ``fetch_log``)
 and the capture index of every WARC/ARC record of one date (``captures``)."""
 
+from pathlib import Path
+
 import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from assets._metadata import table_metadata
 from citeaudit import config, parquet_io
 from citeaudit.archive import crawl
 from citeaudit.archive.index import index_paths
 from citeaudit.archive.schema import CAPTURES_TABLE_SCHEMA, with_origin
+from citeaudit.archive.stream import ROW_GROUP_ROWS, streamed_index
 from citeaudit.archive.warc_writer import fetched_files, is_fetched_file
 from citeaudit.layout import warc_files
 from pipelines.partitions import observation_date
@@ -79,22 +83,29 @@ def fetch_cited_pages(context: dg.AssetExecutionContext, paths: PathsResource):
     ),
 )
 def captures(context: dg.AssetExecutionContext, paths: PathsResource) -> dg.MaterializeResult:
-    """Index the date's supplied WARC files (several in parallel) and add the fetched ones."""
+    """Index the date's supplied WARC files (several in parallel) and add the fetched ones.
+
+    Streamed: workers write their rows to temporary part files and the sorted partition is
+    written from them in row groups, so memory does not grow with the night's WARCs.
+    """
     date = context.partition_key
     files = [f for f in warc_files(paths.raw, date) if not is_fetched_file(f)]
-    supplied = with_origin(index_paths([(f, f.relative_to(paths.raw).as_posix()) for f in files]),
-                           "supplied")
     fetched = parquet_io.read_optional(paths.derived, "fetched_captures",
                                        {"observation_date": date})
-    fetched = fetched.select(CAPTURES_TABLE_SCHEMA.names).cast(CAPTURES_TABLE_SCHEMA) \
-        if fetched is not None and fetched.num_rows else CAPTURES_TABLE_SCHEMA.empty_table()
-    table = pa.concat_tables([supplied, fetched]).sort_by(
-        [("file", "ascending"), ("offset", "ascending")])
-    path = parquet_io.write_partition(table, paths.derived, "captures", {"crawl_date": date})
-    errors = (
-        table.num_rows - pc.sum(pc.is_null(table.column("error"))).as_py() if table.num_rows else 0
-    )
-    return dg.MaterializeResult(
-        metadata=table_metadata(table, path, warc_files=len(files), records_with_error=errors,
-                                fetched_records=fetched.num_rows)
-    )
+    runs = [fetched.to_batches()] if fetched is not None and fetched.num_rows else []
+    with streamed_index([(f, f.relative_to(paths.raw).as_posix()) for f in files],
+                        origin="supplied", sorted_runs=runs) as (batches, summary):
+        path = parquet_io.write_partition_batches(
+            batches, CAPTURES_TABLE_SCHEMA, paths.derived, "captures", {"crawl_date": date},
+            row_group_rows=ROW_GROUP_ROWS)
+    return dg.MaterializeResult(metadata=table_metadata(
+        _head(path), path, warc_files=len(files), records_with_error=summary.records_with_error,
+        fetched_records=fetched.num_rows if fetched is not None else 0,
+        **{"dagster/row_count": dg.MetadataValue.int(summary.rows)}))
+
+
+def _head(path: Path, rows: int = 5) -> pa.Table:
+    """The first rows of a parquet file (for the preview), without reading the rest."""
+    parquet = pq.ParquetFile(path)
+    batch = next(parquet.iter_batches(batch_size=rows), None)
+    return parquet.schema_arrow.empty_table() if batch is None else pa.Table.from_batches([batch])

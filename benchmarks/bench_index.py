@@ -6,25 +6,33 @@ Run: ``.venv/bin/python benchmarks/bench_index.py`` (``make bench``). Options: `
 The WARC is generated once with warcio's writer (deterministic, seeded) and cached under
 ``benchmarks/.cache/``: ~21,000 records, gzip per record, mostly HTML pages of 5-30 KB, with
 revisits, 301/302 redirects, 404/410/500s, and the same content split into 4 part files
-(their concatenation is the single file). Each measurement runs in its own Python
-subprocess, which reports its wall time for the work (imports excluded) and its peak RSS
-(``getrusage``: the process itself, plus its worker processes for ``index_paths``):
+(their concatenation is the single file); a file of the single file three times over is the
+"3x" input. Each measurement runs in its own Python subprocess, which reports its wall time
+for the work (imports excluded) and its peak RSS (``getrusage``: the process itself, plus its
+largest worker process where there are workers):
 
 a. cdxj-indexer (its Python API, default options, output to /dev/null)
 b. a bare warcio loop: iterate, parse HTTP headers, sha256 every payload
-c. ``index_file(reader="warcio")``
-d. ``index_file(reader="fastwarc")``
-e. ``index_paths`` over the 4 part files, 2 workers (auto reader; each part is over the
-   32 MiB split threshold, so it is also cut in two byte ranges)
+c. ``index_file(reader="warcio")`` (a whole table in memory)
+d. ``index_file(reader="fastwarc")`` (a whole table in memory)
+s. the streamed index, one process: ``streamed_index(workers=1)`` into a parquet file (what
+   ``citeaudit index-warc --out x.parquet --workers 1`` and the ``captures`` asset do)
+s3. (s) on the 3x file (peak RSS must not grow with the input)
+e. the streamed index over the 4 part files, 2 workers (each part is over the 32 MiB split
+   threshold, so it is also cut in two byte ranges)
 f. d + ``to_cdxj_lines`` (what ``citeaudit index-warc`` does for CDXJ output)
-g. ``index_paths`` on the single file, 2 workers (split into 2 byte ranges, one per worker)
+g. the streamed index on the single file, 2 workers (split into 2 byte ranges)
+w. whole processes, imports included: ``citeaudit index-warc W --out x.parquet --workers 1``
+   against the ``cdxj-indexer W -o /dev/null`` command (timed in the same child, one after
+   the other)
 
 and, for context, a bare FastWARC iterate-and-sha256 loop and ``surt.surt`` alone over every
-target URI (the SURT key every indexer here computes; it is a fixed share of a-f).
+target URI (the SURT key every indexer here computes; it is a fixed share of a-g).
 
-It also checks that (c), (d) and (e) give the same rows, that (g) gives rows identical to
-(d), and that our CDXJ equals cdxj-indexer's (sorted) line for line, and prints a Markdown
-table for benchmarks/README.md.
+It also checks that (c), (d), (s) and (g) give identical rows, (e) the same captures, (s3)
+three times the rows, and that our CDXJ equals cdxj-indexer's (sorted) line for line, and
+prints a Markdown table for benchmarks/README.md with the two targets as ratios measured in
+this one run: (s) against (a) in records/s, and the peak RSS of (s3) against (s).
 """
 
 from __future__ import annotations
@@ -186,6 +194,20 @@ def generate(records: int) -> tuple[Path, list[Path]]:
     return whole, parts
 
 
+def tripled(whole: Path) -> Path:
+    """The benchmark WARC three times over, in one file (written once, cached)."""
+    path = whole.with_name(whole.name.replace(".warc.gz", "-x3.warc.gz"))
+    if not path.exists():
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as out:
+            for _ in range(3):
+                with open(whole, "rb") as src:
+                    while block := src.read(1 << 22):
+                        out.write(block)
+        tmp.replace(path)
+    return path
+
+
 # ---------------------------------------------------------------------------------------------
 # measurements (each runs in a child process)
 # ---------------------------------------------------------------------------------------------
@@ -215,31 +237,31 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
     if kind == "cdxj-indexer":
         from cdxj_indexer.main import write_cdx_index
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         write_cdx_index(out, [whole], {})
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind == "warcio-hash-loop":
         from warcio.archiveiterator import ArchiveIterator
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with open(whole, "rb") as fh:
             for record in ArchiveIterator(fh):
                 digest = hashlib.sha256()
                 read = record.raw_stream.read
                 while chunk := read(65536):
                     digest.update(chunk)
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind == "fastwarc-hash-loop":
         from fastwarc.warc import ArchiveIterator as FastIterator
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with open(whole, "rb") as fh:
             for record in FastIterator(fh, parse_http=False):
                 digest = hashlib.sha256()
                 read = record.reader.read
                 while chunk := read(65536):
                     digest.update(chunk)
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind == "surt-only":
         import surt
         from fastwarc.warc import ArchiveIterator as FastIterator
@@ -247,34 +269,55 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
         with open(whole, "rb") as fh:
             urls = [r.headers.get("WARC-Target-URI") for r in FastIterator(fh, parse_http=False)]
         urls = [u for u in urls if u]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for url in urls:
             surt.surt(url)
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind in ("index_file-warcio", "index_file-fastwarc", "index_file+cdxj"):
         from citeaudit.archive.cdxj import to_cdxj_lines
         from citeaudit.archive.index import index_file
 
         reader = "warcio" if kind == "index_file-warcio" else "fastwarc"
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         table = index_file(whole, name=Path(whole).name, reader=reader)
         lines = list(to_cdxj_lines(table)) if kind == "index_file+cdxj" else None
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         used = (table.schema.metadata or {}).get(b"citeaudit.reader", b"").decode()
         if used != reader:
             raise SystemExit(f"{kind}: reader {reader} not used ({used})")
-    elif kind == "index_paths-2workers":
-        from citeaudit.archive.index import index_paths
+    elif kind in ("stream-1proc", "stream-1proc-x3", "stream-parts-2workers",
+                  "stream-single-2workers"):
+        from citeaudit.archive.schema import CAPTURE_SCHEMA
+        from citeaudit.archive.stream import ROW_GROUP_ROWS, streamed_index
+        from citeaudit.parquet_io import write_batches
 
-        t0 = time.perf_counter()
-        table = index_paths([(Path(p), Path(p).name) for p in parts], workers=2)
-        elapsed = time.perf_counter() - t0
-    elif kind == "index_paths-single-2workers":
-        from citeaudit.archive.index import index_paths
-
-        t0 = time.perf_counter()
-        table = index_paths([(Path(whole), Path(whole).name)], workers=2)
-        elapsed = time.perf_counter() - t0
+        if kind == "stream-parts-2workers":
+            inputs, workers = parts, 2
+        else:
+            source = tripled(Path(whole)) if kind.endswith("x3") else Path(whole)
+            inputs, workers = [str(source)], 1 if "1proc" in kind else 2
+        t0, c0 = time.perf_counter(), time.process_time()
+        with streamed_index([(Path(p), Path(p).name) for p in inputs], workers=workers) as (
+            batches, _summary
+        ):
+            write_batches(batches, CAPTURE_SCHEMA, Path(out + ".parquet"),
+                          row_group_rows=ROW_GROUP_ROWS)
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    elif kind == "whole-processes":
+        bindir = Path(sys.executable).parent
+        t0, c0 = time.perf_counter(), time.process_time()
+        subprocess.run([str(bindir / "cdxj-indexer"), whole, "-o", os.devnull], check=True,
+                       capture_output=True)
+        theirs = time.perf_counter() - t0
+        theirs_rss = _peak_rss_mb()[1]
+        t0, c0 = time.perf_counter(), time.process_time()
+        subprocess.run([str(bindir / "citeaudit"), "index-warc", whole, "--out",
+                        out + ".parquet", "--workers", "1"], check=True,
+                       capture_output=True)
+        ours = time.perf_counter() - t0
+        return {"kind": kind, "seconds": ours, "cpu_seconds": None, "theirs": theirs,
+                "rss_mb": _peak_rss_mb()[1],
+                "theirs_rss_mb": theirs_rss, "child_rss_mb": 0.0}
     else:
         raise SystemExit(f"unknown measurement {kind}")
     rss, child_rss = _peak_rss_mb()
@@ -282,9 +325,14 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
         import pyarrow.parquet as pq
 
         pq.write_table(table, out + ".parquet")
+    elif kind.startswith("stream"):
+        pass  # written by the measurement itself
     if lines is not None:
         Path(out).write_text("".join(line + "\n" for line in lines))
-    return {"kind": kind, "seconds": elapsed, "rss_mb": rss, "child_rss_mb": child_rss}
+    if "2workers" in kind:
+        cpu = None  # the work is in the worker processes
+    return {"kind": kind, "seconds": elapsed, "cpu_seconds": cpu, "rss_mb": rss,
+            "child_rss_mb": child_rss}
 
 
 def _run_child(kind: str, whole: Path, parts: list[Path], out: Path) -> dict:
@@ -303,37 +351,49 @@ MEASUREMENTS = [
     ("warcio-hash-loop", "b. bare warcio loop: iterate + sha256 every payload"),
     ("index_file-warcio", "c. `index_file(reader=\"warcio\")`"),
     ("index_file-fastwarc", "d. `index_file(reader=\"fastwarc\")`"),
-    ("index_paths-2workers", "e. `index_paths`, 4 part files, 2 workers"),
+    ("stream-1proc", "s. streamed index to parquet, 1 process"),
+    ("stream-1proc-x3", "s3. (s) on the 3x file"),
+    ("stream-parts-2workers", "e. streamed index, 4 part files, 2 workers"),
     ("index_file+cdxj", "f. (d) + `to_cdxj_lines` (sorted CDXJ)"),
-    ("index_paths-single-2workers", "g. `index_paths` on the single file, 2 workers"),
+    ("stream-single-2workers", "g. streamed index, the single file, 2 workers"),
     ("fastwarc-hash-loop", "context: bare FastWARC loop + sha256 every block"),
-    ("surt-only", "context: `surt.surt` of every target URI (paid by a-f)"),
+    ("surt-only", "context: `surt.surt` of every target URI (paid by a-g)"),
+    ("whole-processes", "w. `citeaudit index-warc --out x.parquet --workers 1`, whole process"),
 ]
 
 
 def _check_outputs(results_dir: Path) -> list[str]:
-    """Same rows from (c), (d), (e), identical rows from (g); our CDXJ == cdxj-indexer's."""
+    """Identical rows from (c), (d), (s), (g); (e) the same captures; (s3) 3x the rows; CDXJ."""
     import pyarrow.parquet as pq
 
+    def read(kind: str):
+        return pq.read_table(results_dir / f"{kind}.out.parquet").replace_schema_metadata(None)
+
     notes = []
-    c = pq.read_table(results_dir / "index_file-warcio.out.parquet")
-    d = pq.read_table(results_dir / "index_file-fastwarc.out.parquet")
-    e = pq.read_table(results_dir / "index_paths-2workers.out.parquet")
-    same_cd = c.replace_schema_metadata(None).equals(d.replace_schema_metadata(None))
+    c, d = read("index_file-warcio"), read("index_file-fastwarc")
+    same_cd = c.equals(d)
     notes.append(f"rows: warcio {c.num_rows}, fastwarc {d.num_rows}, identical: {same_cd}")
+    streamed = read("stream-1proc")
+    same_s = streamed.equals(d)
+    notes.append(f"streamed index, 1 process: {streamed.num_rows} rows, identical to (d): "
+                 f"{same_s}")
+    x3 = pq.ParquetFile(results_dir / "stream-1proc-x3.out.parquet").metadata.num_rows
+    same_x3 = x3 == 3 * d.num_rows
+    notes.append(f"streamed index of the 3x file: {x3} rows (3 x {d.num_rows}: {same_x3})")
+    e = read("stream-parts-2workers")
     drop = ["file", "offset", "length"]
     keys = [n for n in c.schema.names if n not in drop]
     same_e = sorted(map(str, e.select(keys).to_pylist())) == sorted(
         map(str, d.select(keys).to_pylist()))
-    notes.append(f"index_paths rows: {e.num_rows}, same captures as one file: {same_e}")
-    g = pq.read_table(results_dir / "index_paths-single-2workers.out.parquet")
-    same_g = g.replace_schema_metadata(None).equals(d.replace_schema_metadata(None))
-    notes.append(f"index_paths on the single file: {g.num_rows} rows, identical to (d): {same_g}")
+    notes.append(f"4 part files: {e.num_rows} rows, same captures as one file: {same_e}")
+    g = read("stream-single-2workers")
+    same_g = g.equals(d)
+    notes.append(f"the single file, 2 workers: {g.num_rows} rows, identical to (d): {same_g}")
     theirs = sorted((results_dir / "cdxj-indexer.out").read_text().splitlines())
     ours = (results_dir / "index_file+cdxj.out").read_text().splitlines()
     notes.append(f"CDXJ lines: cdxj-indexer {len(theirs)}, ours {len(ours)}, "
                  f"identical: {theirs == ours}")
-    if not (same_cd and same_e and same_g and theirs == ours):
+    if not (same_cd and same_s and same_x3 and same_e and same_g and theirs == ours):
         notes.append("OUTPUT MISMATCH")
     return notes
 
@@ -353,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     whole, parts = generate(args.records)
+    tripled(whole)
     n_records = _count_records(whole)
     size_mb = whole.stat().st_size / 1e6
     results_dir = CACHE / "results"
@@ -370,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
 
     base = rows[0][1]["seconds"]
     print(f"\nWARC: {whole.name}, {size_mb:.1f} MB, {n_records} records "
-          f"({len(parts)} part files for e)")
+          f"({len(parts)} part files for e; 3x: {3 * size_mb:.1f} MB, {3 * n_records} records)")
     print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}")
     print("Command: .venv/bin/python benchmarks/bench_index.py"
@@ -378,14 +439,36 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Load average before/after: {load_before} / "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
-    print("| measurement | seconds | records/s | vs cdxj-indexer | peak RSS (MB) |")
-    print("|---|---:|---:|---:|---:|")
+    print("| measurement | seconds | records/s | vs cdxj-indexer | CPU s | vs cdxj-indexer (CPU)"
+          " | peak RSS (MB) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    base_cpu = rows[0][1]["cpu_seconds"]
+    by_kind = {}
     for label, res in rows:
+        by_kind[res["kind"]] = res
+        records = 3 * n_records if res["kind"].endswith("x3") else n_records
         rss = f"{res['rss_mb']:.0f}"
-        if res["kind"].startswith("index_paths"):
+        if "2workers" in res["kind"]:
             rss += f" (+ workers {res['child_rss_mb']:.0f} each)"
-        print(f"| {label} | {res['seconds']:.2f} | {n_records / res['seconds']:,.0f} | "
-              f"{base / res['seconds']:.2f}x | {rss} |")
+        if res["kind"] == "whole-processes":
+            ratio = res["theirs"] / res["seconds"]
+            label += f" (cdxj-indexer command: {res['theirs']:.2f} s)"
+            rss = f"{res['rss_mb']:.0f} (cdxj-indexer: {res['theirs_rss_mb']:.0f})"
+        else:
+            ratio = base * records / n_records / res["seconds"]
+        cpu = res["cpu_seconds"]
+        cpu_cells = ("- | -" if cpu is None else
+                     f"{cpu:.2f} | {base_cpu * records / n_records / cpu:.2f}x")
+        print(f"| {label} | {res['seconds']:.2f} | {records / res['seconds']:,.0f} | "
+              f"{ratio:.2f}x | {cpu_cells} | {rss} |")
+    single, x3 = by_kind["stream-1proc"], by_kind["stream-1proc-x3"]
+    print()
+    print(f"- target 1, one process >= 2x cdxj-indexer: (s) is "
+          f"{base / single['seconds']:.2f}x in wall time, "
+          f"{base_cpu / single['cpu_seconds']:.2f}x in CPU time ((d), the whole-table path: "
+          f"{base / by_kind['index_file-fastwarc']['seconds']:.2f}x wall)")
+    print(f"- target 2, peak RSS <= 150 MB and flat: (s) {single['rss_mb']:.0f} MB, "
+          f"(s3) {x3['rss_mb']:.0f} MB, 3x / 1x = {x3['rss_mb'] / single['rss_mb']:.3f}")
     print()
     notes = _check_outputs(results_dir)
     for note in notes:

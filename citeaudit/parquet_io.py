@@ -49,6 +49,85 @@ def write_partition(
     return final
 
 
+class RowGroupWriter:
+    """A parquet file written from record batches in row groups of exactly ``rows`` rows.
+
+    Batches of any size go in; at most about ``rows`` rows are held. Row groups (all but the
+    last of ``rows`` rows) and their pages depend only on the rows written, not on how they
+    were batched, so the same rows give the same bytes. Same options as
+    :func:`write_partition` (zstd unless told otherwise, statistics, the Arrow schema).
+    """
+
+    def __init__(self, where: str | Path, schema: pa.Schema, rows: int,
+                 compression: str = "zstd", use_dictionary: bool | list[str] = True) -> None:
+        self.schema = schema
+        self.group_rows = rows
+        self.rows = 0
+        self._held: list[pa.RecordBatch] = []
+        self._held_rows = 0
+        self._writer = pq.ParquetWriter(str(where), schema, compression=compression,
+                                        use_dictionary=use_dictionary,
+                                        write_statistics=True, store_schema=True)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Add rows; full row groups are written out at once."""
+        if not batch.num_rows:
+            return
+        self._held.append(batch)
+        self._held_rows += batch.num_rows
+        self.rows += batch.num_rows
+        while self._held_rows >= self.group_rows:
+            self._write_group(self.group_rows)
+
+    def _write_group(self, size: int) -> None:
+        held = pa.Table.from_batches(self._held, self.schema)
+        group = held.slice(0, size).combine_chunks()  # contiguous: pages as for one write
+        self._writer.write_table(group, row_group_size=max(size, 1))
+        rest = held.slice(size)  # views of the held batches, not copies
+        self._held = rest.to_batches() if rest.num_rows else []
+        self._held_rows = rest.num_rows
+
+    def close(self) -> None:
+        """Write the last (short) row group and the footer."""
+        if self._held_rows:
+            self._write_group(self._held_rows)
+        self._writer.close()
+
+
+def write_batches(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, final: Path, *, row_group_rows: int
+) -> Path:
+    """Write ``final`` from a stream of record batches, atomically, holding one row group.
+
+    Like :func:`write_partition` (temporary name, fsync, rename; same bytes for the same
+    rows), for tables too large to hold: rows go out in row groups of ``row_group_rows``.
+    """
+    final = Path(final)
+    tmp = temp_name(final)
+    remove_dead_temps(final)
+    writer = RowGroupWriter(tmp, schema, row_group_rows)
+    try:
+        for batch in batches:
+            writer.write(batch)
+        writer.close()
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return final
+
+
+def write_partition_batches(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema, derived: Path, asset: str,
+    partition: dict[str, str] | None = None, *, row_group_rows: int,
+) -> Path:
+    """:func:`write_partition` from a stream of record batches (see :func:`write_batches`)."""
+    folder = partition_dir(derived, asset, partition)
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_batches(batches, schema, folder / DATA_FILE, row_group_rows=row_group_rows)
+
+
 def temp_name(final: Path) -> Path:
     """The temporary name this process writes ``final`` under (``.<name>.<pid>.tmp``)."""
     return final.with_name(f".{final.name}.{os.getpid()}.tmp")

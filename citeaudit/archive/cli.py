@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from citeaudit.archive.cdxj import to_cdxj_lines
 from citeaudit.archive.index import index_paths
-from citeaudit.archive.schema import READERS
+from citeaudit.archive.schema import CAPTURE_SCHEMA, READERS
 from citeaudit.layout import ARCHIVE_SUFFIXES
 
 
@@ -88,16 +88,16 @@ def _cli_index_warc(args: Any) -> int:
         print("index-warc: --workers must be >= 0", file=err)
         return 2
 
-    table = index_paths(
-        files, workers=args.workers, reader=args.reader, progress=len(files) > 1,
-        all_records=args.all_records,
-    )
     try:
         if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, args.out, compression="zstd")
-        elif args.out:
+            summary = _write_parquet(files, args)
+            _print_summary(summary.rows, summary.errors, len(files), err)
+            return 0
+        table = index_paths(
+            files, workers=args.workers, reader=args.reader, progress=len(files) > 1,
+            all_records=args.all_records,
+        )
+        if args.out:
             with open(args.out, "w", encoding="utf-8") as out:
                 for line in to_cdxj_lines(table):
                     out.write(line + "\n")
@@ -108,12 +108,27 @@ def _cli_index_warc(args: Any) -> int:
     except OSError as exc:
         print(f"index-warc: cannot write {args.out}: {exc.strerror or exc}", file=err)
         return 1
-    _print_summary(table, len(files), err)
+    except ValueError as exc:  # the same file named twice
+        print(f"index-warc: {exc}", file=err)
+        return 2
+    _print_summary(table.num_rows, _errors_by_code(table), len(files), err)
     return 0
 
 
-def _print_summary(table: pa.Table, n_files: int, stream: Any) -> None:
-    """A short summary on stderr: rows, files, and each error with the files it hit."""
+def _write_parquet(files: list[tuple[Path, str]], args: Any) -> Any:
+    """Stream the index into ``args.out`` (row groups, sorted, atomic); return the summary."""
+    from citeaudit.archive.stream import ROW_GROUP_ROWS, streamed_index
+    from citeaudit.parquet_io import write_batches
+
+    with streamed_index(
+        files, workers=args.workers, reader=args.reader, progress=len(files) > 1,
+        all_records=args.all_records,
+    ) as (batches, summary):
+        write_batches(batches, CAPTURE_SCHEMA, Path(args.out), row_group_rows=ROW_GROUP_ROWS)
+    return summary
+
+
+def _errors_by_code(table: pa.Table) -> dict[str, set[str]]:
     errors: dict[str, set[str]] = {}
     for file, error in zip(
         table.column("file").to_pylist(), table.column("error").to_pylist(), strict=True
@@ -121,7 +136,12 @@ def _print_summary(table: pa.Table, n_files: int, stream: Any) -> None:
         if error:
             for code in error.split(";"):
                 errors.setdefault(code.split(":", 1)[0], set()).add(file)
-    print(f"index-warc: {table.num_rows} rows from {n_files} file(s)", file=stream)
+    return errors
+
+
+def _print_summary(rows: int, errors: dict[str, set[str]], n_files: int, stream: Any) -> None:
+    """A short summary on stderr: rows, files, and each error with the files it hit."""
+    print(f"index-warc: {rows} rows from {n_files} file(s)", file=stream)
     for code, names in sorted(errors.items()):
         listed = ", ".join(sorted(names)[:5]) + (" ..." if len(names) > 5 else "")
         print(f"index-warc: {code} in {len(names)} file(s): {listed}", file=stream)

@@ -26,12 +26,26 @@ def _capture_time(value: str | None) -> tuple[datetime | None, str | None]:
         return None, None
     hit = _DATE_CACHE.get(value)
     if hit is None:
+        hit = _canonical_time(value)
+    if hit is None:
         when = parse_warc_date(value)
         hit = (when, when.strftime("%Y%m%d%H%M%S") if when else None)
         if len(_DATE_CACHE) >= 10_000:
             _DATE_CACHE.clear()
         _DATE_CACHE[value] = hit
     return hit
+
+
+def _canonical_time(value: str) -> tuple[datetime, str] | None:
+    """The common ``YYYY-MM-DDTHH:MM:SSZ`` spelling, parsed without the regex (else None)."""
+    if len(value) != 20 or value[19] != "Z" or value[10] != "T" or value[0] == "0":
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    stamp = value[:4] + value[5:7] + value[8:10] + value[11:13] + value[14:16] + value[17:19]
+    return (when, stamp) if stamp.isascii() and stamp.isdigit() else None
 
 
 def parse_warc_date(value: str | None) -> datetime | None:

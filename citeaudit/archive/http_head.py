@@ -80,6 +80,11 @@ def parse_simple_header_block(raw: bytes) -> HttpHead | None:
     """
     if not _SIMPLE_HEADER_BLOCK.fullmatch(raw):
         return None
+    return _split_simple(raw)
+
+
+def _split_simple(raw: bytes) -> HttpHead:
+    """:func:`parse_simple_header_block` for a block known to be of the simple form."""
     lines = raw[:-4].decode("ascii").split("\r\n")
     protocol_status = lines[0].rstrip().split(" ", 1)
     headers = []
@@ -118,7 +123,8 @@ def _parse_http_headers(block: Any) -> tuple[HttpHead | None, bytes, bytes]:
     simple = _SIMPLE_HEADER_BLOCK.match(buf)
     if simple is not None:
         used = simple.end()
-        return parse_simple_header_block(buf[:used]), buf[:used], buf[used:]
+        head = buf[:used]
+        return _split_simple(head), head, buf[used:]
     global _HTTP_PARSER
     if _HTTP_PARSER is None:
         from warcio.statusandheaders import StatusAndHeadersParser

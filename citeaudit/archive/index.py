@@ -44,17 +44,20 @@ Error codes (``;``-joined when several apply; a wrong digest is not one, that is
 
 The rest of the stage, by module of :mod:`citeaudit.archive`: ``schema``
 (:data:`CAPTURE_SCHEMA`), ``records`` (records -> rows), ``url_keys``, ``dates``, ``digests``,
-``http_head``, ``post_query``, ``cdxj``, ``ranges`` (split files), ``readers``, ``progress``
-and ``cli`` (the ``index-warc`` command). This module keeps the entry points:
-:func:`index_file` and the parallel driver (:func:`iter_index_paths`, :func:`index_paths`).
+``http_head``, ``post_query``, ``cdxj``, ``ranges`` (split files), ``readers``, ``progress``,
+``stream`` (the streamed index: parts per worker merged into one sorted parquet file, flat
+memory) and ``cli`` (the ``index-warc`` command). This module keeps the entry points:
+:func:`index_file` (and :func:`index_file_into`, which streams a file's rows to a sink) and
+the parallel driver (:func:`iter_index_paths`, :func:`index_paths`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, NamedTuple, Protocol
 
 import pyarrow as pa
 
@@ -63,7 +66,6 @@ from citeaudit.archive.ranges import (
     _combine_ranges,
     _index_range_job,
     _plan_split,
-    _RangeResult,
 )
 from citeaudit.archive.readers import (
     FastwarcRefused,
@@ -107,48 +109,94 @@ def index_file(
     file order. The table's schema metadata says which reader produced it
     (``citeaudit.reader``) and why FastWARC was not used (``citeaudit.fallback_reason``).
     """
+    table, used, note = index_file_into(path, name=name, reader=reader, all_records=all_records)
+    assert table is not None
+    return _with_reader_metadata(table, used, note) if used else table
+
+
+class RowSink(Protocol):
+    """Where :func:`index_file_into` sends rows: record batches as made, and a restart."""
+
+    def __call__(self, batch: pa.RecordBatch) -> None: ...
+
+    def reset(self) -> None:
+        """Forget every batch sent so far (the file is being indexed again from the start)."""
+
+
+def index_file_into(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    reader: str = "auto",
+    all_records: bool = False,
+    sink: RowSink | None = None,
+) -> tuple[pa.Table | None, str | None, str | None]:
+    """:func:`index_file`, optionally streaming rows to ``sink`` instead of returning them.
+
+    Returns ``(table, reader used, fallback note)``; ``table`` is None when ``sink`` was
+    given (every row went there, in record batches, in file order). When FastWARC gives up
+    part way, ``sink.reset()`` is called before the file is indexed again with warcio, so
+    the sink ends up with exactly the rows :func:`index_file` would return. The reader is
+    None for a file no reader opened (unreadable, empty, unsupported compression).
+    """
     if reader not in READERS:
         raise ValueError(f"reader must be one of {READERS}, not {reader!r}")
     path = str(path)
     name = path if name is None else name
     try:
-        return _index_file(path, name, reader, all_records)
+        table, used, note = _index_file(path, name, reader, all_records, sink)
     except Exception as exc:  # never raise on input (the walks catch their own errors)
         detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
-        return _single_row_table(name, 0, "unreadable_file: " + detail)
+        table, used, note = _single_row_table(name, 0, "unreadable_file: " + detail), None, None
+        if sink is not None:
+            sink.reset()
+    if sink is not None and table is not None:
+        for batch in table.to_batches():
+            sink(batch)
+        table = None
+    return table, used, note
 
 
-def _index_file(path: str, name: str, reader: str, all_records: bool) -> pa.Table:
+def _index_file(
+    path: str, name: str, reader: str, all_records: bool, sink: RowSink | None
+) -> tuple[pa.Table | None, str | None, str | None]:
     try:
         compression = sniff_compression(path)
     except OSError as exc:
-        return _single_row_table(name, 0, f"unreadable_file: {exc.strerror or exc}")
+        return _single_row_table(name, 0, f"unreadable_file: {exc.strerror or exc}"), None, None
     if compression == "empty":
-        return CAPTURE_SCHEMA.empty_table()
+        return CAPTURE_SCHEMA.empty_table(), None, None
     if compression not in ("gzip", "none"):
         size = os.path.getsize(path)
-        return _single_row_table(name, 0, f"unsupported_compression: {compression}", size)
+        table = _single_row_table(name, 0, f"unsupported_compression: {compression}", size)
+        return table, None, None
     gz = compression == "gzip"
+
+    def result(indexer: _Indexer) -> pa.Table | None:
+        if sink is None:
+            return indexer.table()
+        indexer.finish()
+        return None
 
     note = None
     if reader in ("auto", "fastwarc"):
         if _starts_as_warc(path, gz):
-            indexer = _Indexer(name, all_records)
+            indexer = _Indexer(name, all_records, sink)
             try:
                 indexer.run(fastwarc_slots(path, gz=gz))
-                return _with_reader_metadata(indexer.table(), "fastwarc", None)
+                return result(indexer), "fastwarc", None
             except FastwarcRefused as exc:
                 note = str(exc)
             except Exception as exc:  # a FastWARC or internal surprise: warcio decides
                 note = f"{type(exc).__name__}: {exc}"
+            if sink is not None:
+                sink.reset()
         else:
             note = "not a WARC file (ARC or unknown format)"
         if reader == "fastwarc":
-            return _with_reader_metadata(
-                _single_row_table(name, 0, "fastwarc_refused: " + note), "fastwarc", note
-            )
+            return _single_row_table(name, 0, "fastwarc_refused: " + note), "fastwarc", note
 
-    indexer = _Indexer(name, all_records)
+    indexer = _Indexer(name, all_records, sink)
     try:
         with open(path, "rb") as fh:
             indexer.run(warcio_slots(fh, gz=gz))
@@ -156,12 +204,42 @@ def _index_file(path: str, name: str, reader: str, all_records: bool) -> pa.Tabl
         last = indexer.pending[-1].offset if indexer.pending else 0
         detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
         indexer.add_failure_row(last, "unreadable_file: " + detail)
-    return _with_reader_metadata(indexer.table(), "warcio", note)
+    return result(indexer), "warcio", note
 
 
 def _index_job(args: tuple[str, str, str, bool]) -> pa.Table:
     path, name, reader, all_records = args
     return index_file(path, name=name, reader=reader, all_records=all_records)
+
+
+class _Mode(NamedTuple):
+    """What the scheduler runs and yields: tables (:func:`iter_index_paths`) or parts.
+
+    ``whole(job)`` indexes a whole file in a worker, ``ranged(args)`` one byte range of a
+    split file (a :data:`_RangeResult`), ``join(results)`` puts a split file's range results
+    back together (``(value, None)`` or ``(None, why)``), ``local(job)`` indexes a file in
+    this process with warcio after a worker died, ``finish(value)`` prepares what is yielded.
+    """
+
+    whole: Callable[[tuple[str, str, str, bool]], Any]
+    ranged: Callable[[tuple[str, str, int, int, bool]], Any]
+    join: Callable[[list[Any]], tuple[Any, str | None]]
+    local: Callable[[tuple[str, str, str, bool]], Any]
+    finish: Callable[[Any], Any]
+
+
+def _local_table(job: tuple[str, str, str, bool]) -> pa.Table:
+    path, name, _reader, all_records = job
+    try:
+        return index_file(path, name=name, reader="warcio", all_records=all_records)
+    except Exception as exc:  # pragma: no cover - index_file does not raise on input
+        return _single_row_table(name, 0, f"unreadable_file: {exc}")
+
+
+def _table_mode() -> _Mode:
+    # looked up at call time, so that a test can stand in for the range job
+    return _Mode(_index_job, _index_range_job, _combine_ranges, _local_table,
+                 lambda table: table.replace_schema_metadata(None))
 
 
 def iter_index_paths(
@@ -174,10 +252,10 @@ def iter_index_paths(
 ) -> Iterator[tuple[str, pa.Table]]:
     """Index several files in parallel processes; yield ``(name, table)`` as each finishes.
 
-    The streaming form of :func:`index_paths`, for batches whose rows should not all be held
-    at once (a table costs ~450 bytes per row): write each table out as it arrives.
-    ``workers=0`` means ``os.cpu_count()``; with one worker (or one file that is not split)
-    everything runs in this process. Largest files are started first.
+    The streaming form of :func:`index_paths`: each file's table is yielded as soon as it is
+    ready (:func:`citeaudit.archive.stream.streamed_index` goes further and never holds a
+    whole file's rows). ``workers=0`` means ``os.cpu_count()``; with one worker (or one file
+    that is not split) everything runs in this process. Largest files are started first.
 
     A gzip-per-record ``.warc.gz`` file larger than ``split_min_bytes`` (None: never) is cut
     into up to ``workers`` byte ranges at gzip member boundaries, indexed in parallel with
@@ -189,6 +267,20 @@ def iter_index_paths(
     here with warcio; should that fail too, the file gets a single ``unreadable_file`` row.
     Tables come without reader metadata.
     """
+    yield from _iter_jobs(paths, _table_mode(), workers=workers, reader=reader,
+                          all_records=all_records, split_min_bytes=split_min_bytes)
+
+
+def _iter_jobs(
+    paths: list[tuple[Path, str]],
+    mode: _Mode,
+    *,
+    workers: int,
+    reader: str,
+    all_records: bool,
+    split_min_bytes: int | None,
+) -> Iterator[tuple[str, Any]]:
+    """Plan and run the index jobs of ``paths`` (see :func:`iter_index_paths`) in ``mode``."""
     if reader not in READERS:
         raise ValueError(f"reader must be one of {READERS}, not {reader!r}")
     jobs = [(str(p), n, reader, all_records) for p, n in paths]
@@ -218,9 +310,9 @@ def iter_index_paths(
     workers = min(workers, len(tasks))
     if workers <= 1:
         for job in jobs:
-            yield job[1], _index_job(job).replace_schema_metadata(None)
+            yield job[1], mode.finish(mode.whole(job))
         return
-    yield from _run_pool(jobs, plans, tasks, workers)
+    yield from _run_pool(jobs, plans, tasks, workers, mode)
 
 
 def _run_pool(
@@ -228,12 +320,14 @@ def _run_pool(
     plans: dict[int, list[tuple[int, int]]],
     tasks: list[tuple[int, int, int | None]],
     workers: int,
-) -> Iterator[tuple[str, pa.Table]]:
+    mode: _Mode | None = None,
+) -> Iterator[tuple[str, Any]]:
     """Run whole-file and range tasks in a process pool; see :func:`iter_index_paths`."""
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
+    mode = mode or _table_mode()
     pending: dict[Future, tuple[int, int | None]] = {}
-    parts: dict[int, list[_RangeResult | None]] = {i: [None] * len(r) for i, r in plans.items()}
+    parts: dict[int, list[Any]] = {i: [None] * len(r) for i, r in plans.items()}
     failed: list[int] = []  # job indexes to index again here with warcio
 
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -242,12 +336,10 @@ def _run_pool(
             path, name, reader, all_records = jobs[index]
             try:
                 if part is None:
-                    future = pool.submit(_index_job, jobs[index])
+                    future = pool.submit(mode.whole, jobs[index])
                 else:
                     start, end = plans[index][part]
-                    future = pool.submit(
-                        _index_range_job, (path, name, start, end, all_records)
-                    )
+                    future = pool.submit(mode.ranged, (path, name, start, end, all_records))
             except Exception:  # the pool is broken (a worker died)
                 failed.append(index)
                 return
@@ -282,7 +374,7 @@ def _run_pool(
                         abandon(index, "a worker failed", whole=False)
                     continue
                 if part is None:
-                    yield jobs[index][1], result.replace_schema_metadata(None)
+                    yield jobs[index][1], mode.finish(result)
                     continue
                 if index not in parts:  # splitting this file was abandoned already
                     continue
@@ -292,19 +384,14 @@ def _run_pool(
                 parts[index][part] = result
                 if any(r is None for r in parts[index]):
                     continue
-                table, why = _combine_ranges(parts[index])
-                if table is None:
+                value, why = mode.join(parts[index])
+                if value is None:
                     abandon(index, why or "cannot combine ranges", whole=True)
                     continue
                 del parts[index]
-                yield jobs[index][1], table
+                yield jobs[index][1], value
     for index in failed:
-        path, name, _reader, all_records = jobs[index]
-        try:
-            table = index_file(path, name=name, reader="warcio", all_records=all_records)
-        except Exception as exc:  # pragma: no cover - index_file does not raise on input
-            table = _single_row_table(name, 0, f"unreadable_file: {exc}")
-        yield name, table.replace_schema_metadata(None)
+        yield jobs[index][1], mode.finish(mode.local(jobs[index]))
 
 
 def index_paths(
@@ -323,7 +410,8 @@ def index_paths(
     ``split_min_bytes`` (None: never) are split into byte ranges indexed in parallel, with
     rows identical to indexing them whole. See :func:`iter_index_paths` for the scheduling,
     the splitting and what happens when a worker dies. ``progress`` shows a rich progress
-    bar on stderr.
+    bar on stderr. The whole table is held (~450 bytes a row): for a night of WARCs use
+    :func:`citeaudit.archive.stream.streamed_index`, which writes the same rows in flat memory.
     """
     tables: list[pa.Table] = []
     with _progress(len(paths), progress) as advance:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 
@@ -68,7 +70,7 @@ def _plan_split(path: str, parts: int, min_bytes: int | None) -> list[tuple[int,
     return list(zip(bounds, bounds[1:], strict=False))
 
 
-_RangeResult = tuple[pa.Table | None, str | None, tuple | None, tuple | None]
+_RangeResult = tuple[Any, str | None, tuple | None, tuple | None]
 
 
 def _index_range_job(args: tuple[str, str, int, int, bool]) -> _RangeResult:
@@ -79,23 +81,37 @@ def _index_range_job(args: tuple[str, str, int, int, bool]) -> _RangeResult:
     consumed by a request/response pair), so the caller can check that no pair spans a
     cut. On a refusal or any error: ``(None, reason, None, None)``.
     """
+    return _index_range_into(args, None)
+
+
+def _index_range_into(
+    args: tuple[str, str, int, int, bool], sink: Callable[[pa.RecordBatch], None] | None
+) -> _RangeResult:
+    """:func:`_index_range_job`, sending the rows to ``sink`` when given (table ``True``)."""
     path, name, start, end, all_records = args
-    indexer = _Indexer(name, all_records)
+    indexer = _Indexer(name, all_records, sink)
     try:
         indexer.run(fastwarc_slots(path, gz=True, start=start, end=end))
-        table = indexer.table()
+        if sink is None:
+            table: pa.Table | bool = indexer.table()
+        else:
+            indexer.finish()
+            table = True
     except Exception as exc:
         return None, f"{type(exc).__name__}: {exc}"[:200], None, None
     last = indexer.prev[3] if indexer.prev is not None else None
     return table, None, indexer.first_key, last
 
 
-def _combine_ranges(results: list[_RangeResult]) -> tuple[pa.Table | None, str | None]:
+def _combine_ranges(
+    results: list[_RangeResult], join: Callable[[list[Any]], Any] = pa.concat_tables
+) -> tuple[Any, str | None]:
     """The rows of a split file from its ranges' results (in file order), or (None, why).
 
     Accepted only if every range was read by FastWARC without doubt and no request/response
     pair would have been joined across a cut (in a whole-file read, the last unpaired record
-    of a range would be paired with the first record of the next one).
+    of a range would be paired with the first record of the next one). ``join`` puts the
+    ranges' first elements together (tables by default; the streamed index's part files).
     """
     for table, note, first, _last in results:
         if table is None or first is None:
@@ -103,8 +119,7 @@ def _combine_ranges(results: list[_RangeResult]) -> tuple[pa.Table | None, str |
     for (_t, _n, _f, last), (_t2, _n2, first, _l2) in zip(results, results[1:], strict=False):
         if last is not None and _pair_order(last, first):
             return None, "a request/response pair spans a cut"
-    tables = [table for table, *_ in results]
-    return pa.concat_tables(tables), None
+    return join([table for table, *_ in results]), None
 
 
 def _index_ranges_serial(

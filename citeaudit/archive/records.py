@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -20,11 +20,13 @@ from citeaudit.archive.dates import _capture_time
 from citeaudit.archive.digests import _hash_dechunked, _HashingReader, _read_capped, decode_digest
 from citeaudit.archive.http_head import _HeadersTooLong, _mime_of, _parse_http_headers, _status_code
 from citeaudit.archive.post_query import POST_BODY_CAP, _post_append
-from citeaudit.archive.schema import _COLUMNS, CAPTURE_SCHEMA, _join_errors
+from citeaudit.archive.schema import _COLUMNS, CAPTURE_SCHEMA, _join_errors, rows_to_batch
 from citeaudit.archive.slots import Slot
 from citeaudit.archive.url_keys import clean_target_uri, url_to_urlkey
 
 _HTTP_SCHEMES = ("http:", "https:")
+BATCH_ROWS = 1024
+"""Rows per record batch out of the indexer (keyed and converted to Arrow together)."""
 _NO_COMPUTED_DIGEST = ("warcinfo", "revisit")  # warcio's NO_PAYLOAD_DIGEST_TYPES
 
 
@@ -33,11 +35,20 @@ def _empty_row(name: str, slot: Slot) -> dict[str, Any]:
 
 
 class _Indexer:
-    """Turns the slots of one file into rows (the consumer side of the readers)."""
+    """Turns the slots of one file into rows (the consumer side of the readers).
 
-    def __init__(self, name: str, all_records: bool) -> None:
+    Finished rows leave in record batches of about :data:`BATCH_ROWS`: to ``sink`` as they
+    are made when one is given (the streamed index writes them to parquet), else kept in
+    ``batches`` for :meth:`table`.
+    """
+
+    def __init__(
+        self, name: str, all_records: bool,
+        sink: Callable[[pa.RecordBatch], None] | None = None,
+    ) -> None:
         self.name = name
         self.all_records = all_records
+        self.sink = sink
         self.batches: list[pa.RecordBatch] = []
         self.rows: list[dict[str, Any]] = []
         self.pending: list[Slot] = []
@@ -75,7 +86,7 @@ class _Indexer:
             self.rows.append(row)
         if done:
             del self.pending[:done]
-        if len(self.rows) > 1024:  # keep the last row mutable for request/response joins
+        if len(self.rows) > BATCH_ROWS:  # keep the last row mutable for request/response joins
             self._flush(self.rows[:-1])
             del self.rows[:-1]
 
@@ -90,15 +101,24 @@ class _Indexer:
             source = row["urlkey"]
             if source is not None:
                 row["urlkey"] = url_to_urlkey(source)
-        self.batches.append(pa.RecordBatch.from_pylist(rows, CAPTURE_SCHEMA))
+        batch = rows_to_batch(rows)
+        if self.sink is not None:
+            self.sink(batch)
+        else:
+            self.batches.append(batch)
 
-    def table(self) -> pa.Table:
+    def finish(self) -> None:
+        """Emit every row still held (the walk is over)."""
         for slot in self.pending:  # readers close every slot; this is a safety net
             slot.closed = True
         self._emit_closed()
         if self.rows:
             self._flush(self.rows)
             self.rows = []
+
+    def table(self) -> pa.Table:
+        """All rows as one table (without a sink)."""
+        self.finish()
         return pa.Table.from_batches(self.batches, CAPTURE_SCHEMA)
 
     def add_failure_row(self, offset: int, error: str) -> None:

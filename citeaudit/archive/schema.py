@@ -7,8 +7,13 @@ single-row/error helpers) in one dependency-free module lets each of them import
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import array
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from operator import itemgetter
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 CAPTURE_SCHEMA = pa.schema(
@@ -72,4 +77,51 @@ def _single_row_table(name: str, offset: int, error: str, length: int | None = N
     row = dict.fromkeys(_COLUMNS, None) | {
         "file": name, "offset": offset, "length": length, "error": error,
     }
-    return pa.Table.from_pylist([row], CAPTURE_SCHEMA)
+    return pa.Table.from_batches([rows_to_batch([row])], CAPTURE_SCHEMA)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_ARRAY_CODES = {pa.int64(): "q", pa.int32(): "i"}
+
+
+def _validity(values: Sequence[Any]) -> pa.Buffer | None:
+    """An Arrow validity bitmap for ``values`` (None when nothing is null)."""
+    if None not in values:
+        return None
+    valid = np.fromiter((v is not None for v in values), bool, len(values))
+    return pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+def _column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
+    """One column of Python values (None for null) as an Arrow array of type ``kind``."""
+    n = len(values)
+    if pa.types.is_string(kind):
+        builder = pa.lib.StringBuilder()
+        builder.append_values(values)
+        return builder.finish()
+    if pa.types.is_boolean(kind):
+        data = pa.py_buffer(np.packbits(np.fromiter(map(bool, values), bool, n),
+                                        bitorder="little"))
+        return pa.Array.from_buffers(kind, n, [_validity(values), data])
+    if pa.types.is_timestamp(kind):
+        micros = [0 if v is None else (v - _EPOCH) // _MICROSECOND for v in values]
+        data = pa.py_buffer(array.array("q", micros))
+        return pa.Array.from_buffers(kind, n, [_validity(values), data])
+    code = _ARRAY_CODES[kind]
+    data = pa.py_buffer(array.array(code, [0 if v is None else v for v in values]))
+    return pa.Array.from_buffers(kind, n, [_validity(values), data])
+
+
+def rows_to_batch(rows: Sequence[dict[str, Any]], schema: pa.Schema = CAPTURE_SCHEMA
+                  ) -> pa.RecordBatch:
+    """Row dicts -> one record batch of ``schema``, built column by column.
+
+    Equivalent to ``pa.RecordBatch.from_pylist(rows, schema)`` for the capture columns'
+    types (string, int32/int64, bool, timestamp), but without ``pa.array``: its first call
+    imports pandas (about 0.2 s and 55 MB of RSS), which the indexer has no use for.
+    """
+    columns = zip(*map(itemgetter(*schema.names), rows), strict=True) if rows else [
+        ()] * len(schema)
+    arrays = [_column(values, f.type) for values, f in zip(columns, schema, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
