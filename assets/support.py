@@ -171,7 +171,7 @@ def support_evidence(context: dg.AssetExecutionContext,
 
     with tempfile.TemporaryDirectory(prefix="citeaudit-evidence-") as work:
         path = parquet_io.write_partition_batches(
-            tally(evidence.support_evidence_batches(*inputs, book, Path(work))),
+            tally(evidence.support_evidence_batches(*inputs, book, Path(work))), None,
             paths.derived, "support_evidence", part)
     rows = pq.ParquetFile(path).metadata.num_rows
     meta = table_metadata(

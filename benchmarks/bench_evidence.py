@@ -51,7 +51,7 @@ if mode == "whole":
 else:
     with tempfile.TemporaryDirectory() as work:
         path = parquet_io.write_partition_batches(evidence.support_evidence_batches(
-            *inputs, aligned, texts, book, Path(work)), out, "support_evidence", part)
+            *inputs, aligned, texts, book, Path(work)), None, out, "support_evidence", part)
 secs = time.perf_counter() - t
 con = duck.connect()
 rows, located = con.sql("SELECT count(*), count(payload_sha256) FROM read_parquet($p)",

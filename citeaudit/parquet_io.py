@@ -9,6 +9,7 @@ timestamps or random ids, so the same rows give the same bytes.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 DATA_FILE = "data.parquet"
+# Rows per row group of a streamed write: bounds what a writer holds, and what a reader of
+# one row group needs.
+DEFAULT_ROW_GROUP_ROWS = 16_384
 
 
 def partition_dir(derived: Path, asset: str, partition: dict[str, str] | None = None) -> Path:
@@ -95,20 +99,31 @@ class RowGroupWriter:
 
 
 def write_batches(
-    batches: Iterable[pa.RecordBatch], schema: pa.Schema, final: Path, *, row_group_rows: int
+    batches: Iterable[pa.RecordBatch | pa.Table], schema: pa.Schema | None, final: Path, *,
+    row_group_rows: int = DEFAULT_ROW_GROUP_ROWS,
 ) -> Path:
     """Write ``final`` from a stream of record batches, atomically, holding one row group.
 
     Like :func:`write_partition` (temporary name, fsync, rename; same bytes for the same
     rows), for tables too large to hold: rows go out in row groups of ``row_group_rows``.
+    ``schema`` None takes the first batch's; then ``batches`` must yield at least one batch
+    (possibly empty), so the file always has a schema.
     """
     final = Path(final)
+    stream = iter(batches)
+    if schema is None:
+        first = next(stream, None)
+        if first is None:
+            raise ValueError(f"{final}: no batch to write (not even an empty one)")
+        schema = first.schema
+        stream = itertools.chain([first], stream)
     tmp = temp_name(final)
     remove_dead_temps(final)
     writer = RowGroupWriter(tmp, schema, row_group_rows)
     try:
-        for batch in batches:
-            writer.write(batch)
+        for batch in stream:
+            for part in batch.to_batches() if isinstance(batch, pa.Table) else [batch]:
+                writer.write(part)
         writer.close()
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
@@ -119,10 +134,13 @@ def write_batches(
 
 
 def write_partition_batches(
-    batches: Iterable[pa.RecordBatch], schema: pa.Schema, derived: Path, asset: str,
-    partition: dict[str, str] | None = None, *, row_group_rows: int,
+    batches: Iterable[pa.RecordBatch | pa.Table], schema: pa.Schema | None, derived: Path,
+    asset: str, partition: dict[str, str] | None = None, *,
+    row_group_rows: int = DEFAULT_ROW_GROUP_ROWS,
 ) -> Path:
-    """:func:`write_partition` from a stream of record batches (see :func:`write_batches`)."""
+    """Replace one partition of ``asset`` with the rows of ``batches``, row group by row group
+    as they come (never held whole), atomically like :func:`write_partition`; see
+    :func:`write_batches`."""
     folder = partition_dir(derived, asset, partition)
     folder.mkdir(parents=True, exist_ok=True)
     return write_batches(batches, schema, folder / DATA_FILE, row_group_rows=row_group_rows)
@@ -177,40 +195,3 @@ def dataset_glob(derived: Path, asset: str, depth: int) -> str:
     return str(derived / asset / ("*/" * depth) / DATA_FILE).replace("//", "/")
 
 
-def write_partition_batches(
-    batches: Iterable[pa.RecordBatch | pa.Table], derived: Path, asset: str,
-    partition: dict[str, str] | None = None,
-) -> Path:
-    """Replace one partition of ``asset`` with the rows of ``batches``, written row group by
-    row group as they come (never held whole), atomically like :func:`write_partition`.
-
-    Every batch must have the first one's schema; ``batches`` must yield at least one batch
-    (possibly empty), so the file always has a schema."""
-    folder = partition_dir(derived, asset, partition)
-    folder.mkdir(parents=True, exist_ok=True)
-    final = folder / DATA_FILE
-    tmp = temp_name(final)
-    remove_dead_temps(final)
-    writer = None
-    try:
-        for batch in batches:
-            if writer is None:
-                writer = pq.ParquetWriter(tmp, batch.schema, compression="zstd",
-                                          write_statistics=True, store_schema=True)
-            if isinstance(batch, pa.RecordBatch):
-                writer.write_batch(batch)
-            else:
-                writer.write_table(batch)
-        if writer is None:
-            raise ValueError(f"{asset}: no batch to write (not even an empty one)")
-        writer.close()
-        writer = None
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        if writer is not None:
-            writer.close()
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return final

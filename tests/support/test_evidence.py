@@ -201,7 +201,7 @@ def test_no_pairs_still_give_the_schema(tmp_path):
                       "text": pa.array([], pa.string())})
     batches = evidence.sorted_evidence(
         evidence.locate_by_page(pairs, claims, texts, _book()), tmp_path)
-    path = parquet_io.write_partition_batches(batches, tmp_path, "support_evidence",
+    path = parquet_io.write_partition_batches(batches, None, tmp_path, "support_evidence",
                                               {"observation_date": "2026-01-01"})
     got = pq.read_table(path)
     assert got.num_rows == 0 and got.schema.names == empty.schema.names
