@@ -15,9 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
-# WARCs citeaudit's own crawl writes: warc/<crawl_date>/citeaudit-<observation_date>-<seq>.warc.gz.
+# WARCs citeaudit's own crawl writes: warc/<crawl_date>/citeaudit-<observation_date>-<seq>.warc.gz,
+# and -archive-<name> before .warc.gz for captures copied from a web archive (group 3).
 # They belong to their observation date's captures, whatever day they were crawled.
-FETCHED_WARC_RE = re.compile(r"^citeaudit-(\d{4}-\d{2}-\d{2})-(\d{5})\.warc\.gz$")
+FETCHED_WARC_RE = re.compile(
+    r"^citeaudit-(\d{4}-\d{2}-\d{2})-(\d{5})(?:-archive-([a-z0-9_]+))?\.warc\.gz$")
 DATED_FOLDERS = ("answers", "warc")
 SOURCE_RISK_DIR = Path("annotations") / "source_risk"
 # What the first record of a WARC or an ARC file starts with (after gzip, if any).
