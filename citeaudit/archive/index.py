@@ -119,6 +119,10 @@ def index_file(
 
 
 def _index_file(path: str, name: str, reader: str, all_records: bool) -> pa.Table:
+    if path.lower().endswith(".wacz"):  # a zip of WARCs: citeaudit/archive/wacz.py
+        from citeaudit.archive.wacz import index_wacz
+
+        return index_wacz(path, name, reader, all_records)
     try:
         compression = sniff_compression(path)
     except OSError as exc:
