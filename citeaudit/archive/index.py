@@ -122,7 +122,7 @@ def _index_file(path: str, name: str, reader: str, all_records: bool) -> pa.Tabl
     if path.lower().endswith(".wacz"):  # a zip of WARCs: citeaudit/archive/wacz.py
         from citeaudit.archive.wacz import index_wacz
 
-        return index_wacz(path, name, reader, all_records)
+        return index_wacz(path, name, index_file, reader, all_records)
     try:
         compression = sniff_compression(path)
     except OSError as exc:

@@ -38,6 +38,7 @@ from urllib.parse import quote, urljoin, urlsplit
 import pyarrow as pa
 
 from citeaudit.archive.fetcher import Attempt, HostGate, http_get
+from citeaudit.archive.url_keys import url_to_urlkey
 from citeaudit.archive.warc_writer import FetchWarcWriter, Memento, default_info, software_version
 from citeaudit.config import ArchiveSettings, FetchSettings
 
@@ -312,9 +313,7 @@ class ArchiveLookup:
                 return "archive_fetched"
             if nxt in seen or not nxt.lower().startswith(("http://", "https://")):
                 return "archive_fetched"
-            from citeaudit.archive.crawl import canonical_url
-
-            url, key = nxt, canonical_url(nxt, ())[1] or key
+            url, key = nxt, url_to_urlkey(nxt)
             ref = pick.time
         return "archive_fetched"
 

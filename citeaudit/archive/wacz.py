@@ -23,6 +23,7 @@ import os
 import struct
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -121,11 +122,11 @@ def member_start(path: Path | str, info: zipfile.ZipInfo) -> int:
     return info.header_offset + 30 + name_len + extra_len
 
 
-def index_wacz(path: str, name: str, reader: str = "auto", all_records: bool = False
-               ) -> pa.Table:
-    """The capture rows of a WACZ (see the module docstring): offsets valid in the .wacz."""
-    from citeaudit.archive.index import index_file
-
+def index_wacz(path: str, name: str, index_file: Callable[..., pa.Table], reader: str = "auto",
+               all_records: bool = False) -> pa.Table:
+    """The capture rows of a WACZ (see the module docstring): offsets valid in the .wacz.
+    ``index_file`` is the WARC indexer (:func:`citeaudit.archive.index.index_file`), passed
+    in by it so the two modules do not import each other."""
     try:
         members = verify(path)
         for info in members:

@@ -31,7 +31,10 @@ HOLDINGS = [
     ("http://site.test/after", 3, 200, b"<html><p>only after</p></html>"),
     ("http://site.test/gone", -1, 404, b"<html><p>Not Found</p></html>"),
     ("http://site.test/far", -72, 200, b"<html><p>three days early</p></html>"),
+    ("http://site.test/old", -2, 301, b"moved"),
+    ("http://site.test/new", -3, 200, b"<html><p>the redirect's target</p></html>"),
 ]
+LOCATIONS = {"http://site.test/old": "/new"}
 
 
 def write_warc(path: Path, holdings=HOLDINGS) -> Path:
@@ -40,9 +43,11 @@ def write_warc(path: Path, holdings=HOLDINGS) -> Path:
         w = WARCWriter(fh, gzip=True, warc_version="WARC/1.1")
         for url, hours, status, body in holdings:
             reason = {200: "OK", 404: "Not Found", 301: "Moved Permanently"}[status]
-            http = StatusAndHeaders(f"{status} {reason}", [
-                ("Content-Type", "text/html; charset=utf-8"),
-                ("Content-Length", str(len(body)))], protocol="HTTP/1.1")
+            headers = [("Content-Type", "text/html; charset=utf-8"),
+                       ("Content-Length", str(len(body)))]
+            if url in LOCATIONS:
+                headers.append(("Location", LOCATIONS[url]))
+            http = StatusAndHeaders(f"{status} {reason}", headers, protocol="HTTP/1.1")
             date = at(hours).strftime("%Y-%m-%dT%H:%M:%SZ")
             w.write_record(w.create_warc_record(url, "response", payload=BytesIO(body),
                                                 http_headers=http,

@@ -1,12 +1,18 @@
 """Done-when of the archive lookup: Liu et al. 2023 answers imported with `citeaudit import`, a
 real pywb on loopback holding some of their cited URLs near the answers' time, one real
 `citeaudit run`: those citations leave `unknown` for real L1 states (pass, dead), the others
-stay `unknown` (no capture in the window), never pass."""
+stay `unknown` (no capture in the window), never pass. Then `citeaudit replay` serves the
+project's WARCs and the replay link of an aligned capture opens with the archived bytes."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from collections import Counter
 from io import BytesIO
 from pathlib import Path
@@ -17,7 +23,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from citeaudit import cli
-from citeaudit.archive.pywb import PywbMissing, PywbServer, build_collection
+from citeaudit.archive.pywb import PywbMissing, PywbServer, build_collection, free_port
 
 DAY = "2023-03-01"
 REF = dt.datetime(2023, 3, 1, tzinfo=dt.UTC)
@@ -66,11 +72,13 @@ def liu_run(corpora: Path, tmp_path_factory: pytest.TempPathFactory):
     except PywbMissing as exc:
         pytest.skip(str(exc))
     derived = tmp_path_factory.mktemp("liu-derived")
+    replay_port = free_port()
     with PywbServer(root) as server:
         (raw / "citeaudit.yaml").write_text(
             "fetch:\n  contact: ops@example.org\n  per_host_delay_seconds: 0\n"
             "  reference_window_hours: 168\n"
-            f"archives:\n  - name: local\n    api: pywb\n    url: {server.base_url}/liu\n",
+            f"archives:\n  - name: local\n    api: pywb\n    url: {server.base_url}/liu\n"
+            f"replay:\n  base_url: http://127.0.0.1:{replay_port}\n  collection: audit\n",
             encoding="utf-8")
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("DAGSTER_HOME", str(tmp_path_factory.mktemp("liu-home")))
@@ -78,7 +86,7 @@ def liu_run(corpora: Path, tmp_path_factory: pytest.TempPathFactory):
             mp.setenv("CITEAUDIT_OPENALEX_URL", "offline")
             assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--date", DAY,
                              "--quiet"]) == 0
-    return raw, derived, urls
+    return raw, derived, urls, replay_port
 
 
 def sql(derived: Path, text: str) -> list[tuple]:
@@ -90,7 +98,7 @@ def sql(derived: Path, text: str) -> list[tuple]:
 
 
 def test_archived_citations_get_real_l1_states(liu_run) -> None:
-    _raw, derived, urls = liu_run
+    _raw, derived, urls, _port = liu_run
     rows = sql(derived, """
         SELECT c.url, e.state, e.reason FROM citation_existence AS e
         JOIN citations AS c USING (citation_id)""")
@@ -110,7 +118,7 @@ def test_archived_citations_get_real_l1_states(liu_run) -> None:
 
 
 def test_captures_and_log_say_where_they_came_from(liu_run) -> None:
-    _raw, derived, urls = liu_run
+    _raw, derived, urls, _port = liu_run
     origins = dict(sql(derived, "SELECT origin, count(*) FROM captures "
                                 "WHERE record_type = 'response' GROUP BY ALL"))
     assert origins == {"archive:local": 10}
@@ -118,3 +126,48 @@ def test_captures_and_log_say_where_they_came_from(liu_run) -> None:
         SELECT outcome, count(*) FROM fetch_log WHERE purpose = 'archive:local' GROUP BY ALL""")))
     assert outcomes["archive_fetched"] == 10
     assert outcomes["archive_no_capture"] == len(urls) - 10
+
+
+def open_url(url: str, deadline: float, proc: subprocess.Popen) -> tuple[int, bytes]:
+    while True:
+        assert proc.poll() is None, f"citeaudit replay exited: {proc.stderr.read()}"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def test_replay_link_of_an_aligned_capture_opens(liu_run) -> None:
+    raw, derived, urls, port = liu_run
+    links = dict(sql(derived, """
+        SELECT c.url, e.replay_url FROM citation_existence AS e
+        JOIN citations AS c USING (citation_id) WHERE e.state IN ('pass', 'dead')"""))
+    assert set(links) == set(urls[:10])
+    url = urls[0]
+    ts = (REF - dt.timedelta(days=2)).strftime("%Y%m%d%H%M%S")
+    assert links[url] == f"http://127.0.0.1:{port}/audit/{ts}/{url}"
+    assert sql(derived, "SELECT count(*) FROM citation_existence WHERE state = 'unknown' "
+                        "AND replay_url IS NOT NULL") == [(0,)]
+    report = next(derived.glob("report/observation_date=*/codebook=*/index.html")).read_text()
+    assert 'class="replay" href="http://127.0.0.1:' in report
+    exe = Path(sys.executable).parent / "citeaudit"
+    proc = subprocess.Popen([str(exe), "replay", "--raw", str(raw), "--derived", str(derived)],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        status, _body = open_url(links[url], deadline, proc)
+        assert status == 200
+        raw_link = links[url].replace(f"/{ts}/", f"/{ts}id_/")
+        status, body = open_url(raw_link, deadline, proc)
+        assert (status, body) == (200, f"<html><body><p>{url} as archived</p></body></html>"
+                                  .encode())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert (derived / "replay" / "collections" / "audit" / "archive").is_dir()

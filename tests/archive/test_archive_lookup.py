@@ -26,7 +26,7 @@ DAY = "2023-03-02"
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 TS = pa.timestamp("us", tz="UTC")
 URLS = ["http://site.test/both", "http://site.test/after", "http://site.test/gone",
-        "http://site.test/missing", "http://site.test/far"]
+        "http://site.test/missing", "http://site.test/far", "http://site.test/old"]
 
 
 @pytest.fixture(scope="module")
@@ -88,13 +88,17 @@ def test_closest_capture_both_sides_404_missing_and_down(tmp_path: Path, pywb) -
     # an archived 404 stays 404 (from the CDX status field)
     assert caps["http://site.test/gone"]["http_status"] == 404
     assert {c["origin"] for c in caps.values()} == {"archive:local"}
+    # an archived redirect (status from the CDX) is followed in the archive: its target too
+    assert (caps["http://site.test/old"]["http_status"],
+            caps["http://site.test/old"]["redirect_location"]) == (301, "/new")
+    assert caps["http://site.test/new"]["capture_time"] == at(-3)
     # a URL the archive lacks, and one captured only outside the window: no capture, no record
     for url in ("http://site.test/missing", "http://site.test/far"):
         mine = [r for r in log[url] if r["purpose"] == "archive:local"]
         assert [r["outcome"] for r in mine] == ["archive_no_capture"]
         assert url not in caps
     fetched = [r for r in result.log.to_pylist() if r["outcome"] == "archive_fetched"]
-    assert len(fetched) == 3 and all(r["warc_file"] and r["purpose"] == "archive:local"
+    assert len(fetched) == 5 and all(r["warc_file"] and r["purpose"] == "archive:local"
                                      for r in fetched)
 
     # the WARC: response (original URL, memento date, archived bytes) then metadata
