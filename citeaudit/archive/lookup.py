@@ -127,10 +127,9 @@ def parse_index(api: str, body: bytes) -> list[Candidate]:
                          "status": r.get("statuscode")} for r in rows]
         else:
             data = json.loads(text)
-            snap = (data.get("archived_snapshots") or {}).get("closest") if isinstance(
-                data, dict) else None
             if not isinstance(data, dict):
                 raise ValueError("expected a JSON object")
+            snap = (data.get("archived_snapshots") or {}).get("closest")
             if isinstance(snap, dict) and snap.get("available", True):
                 rows = [{"timestamp": snap.get("timestamp"), "url": data.get("url"),
                          "status": snap.get("status"), "snapshot_url": snap.get("url")}]
@@ -301,10 +300,9 @@ class ArchiveLookup:
                           f"±{self.s.reference_window_hours:g} h of {timestamp14(ref)}"
                           + (f" (nearest {nearest.timestamp})" if nearest else ""), key=key)
                 return "archive_no_capture"
-            got = self._fetch_memento(archive, pick, url, row, purpose, hop, key, q)
-            if got is None:
+            location = self._fetch_memento(archive, pick, url, row, purpose, hop, key, q)
+            if location is None:
                 return "archive_error"
-            location = got
             if not (300 <= pick.status < 400 and location):
                 return "archive_fetched"
             try:

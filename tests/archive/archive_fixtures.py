@@ -129,7 +129,7 @@ class WaybackStub:
         ts, u, s = min(rows, key=lambda r: abs(int(r[0]) - int(want.ljust(14, "0"))))
         return {"url": q.get("url"), "archived_snapshots": {"closest": {
             "status": str(s), "available": True, "timestamp": ts,
-            "url": f"{self.url.replace('127.0.0.1', '127.0.0.1')}/web/{ts}/{u}"}}}
+            "url": f"{self.url}/web/{ts}/{u}"}}}
 
     def __enter__(self) -> WaybackStub:
         self.thread.start()
