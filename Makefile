@@ -3,9 +3,13 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# pywb pins libraries citeaudit cannot share: its own virtualenv, used as programs (archive tests,
+# citeaudit replay); a failed build only warns, and the tests that need it skip saying why
+PYWB_VENV  := .venv-pywb
+PYWB_STAMP := $(PYWB_VENV)/.installed
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
-.PHONY: demo test lint bench ui clean venv
+.PHONY: demo test lint bench ui clean venv pywb
 
 venv: $(STAMP)
 
@@ -14,6 +18,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
+
+pywb: $(PYWB_STAMP)
+
+$(PYWB_STAMP):
+	@if $(PYTHON) -m venv $(PYWB_VENV) && $(PYWB_VENV)/bin/python -m pip install --quiet \
+	    'pywb>=2.10.0,<2.11'; then touch $(PYWB_STAMP); \
+	else echo "warning: could not build $(PYWB_VENV) (pywb); its tests will skip" >&2; fi
 
 ## demo: generate the demo corpus into data/raw, archive its last date live from a loopback
 ##       site (127.0.0.1 only), run the whole pipeline, print a summary
@@ -24,7 +35,7 @@ demo: $(STAMP)
 	@printf '%s\n' "Real answers from an engine (docs/imports.md): citeaudit collect --engine openai|gemini|anthropic|perplexity --queries PANEL.jsonl --out RAW" "  or from saved API responses: citeaudit import openai|gemini|anthropic|perplexity RESPONSE.json... --out RAW, then citeaudit run --raw RAW"
 
 ## test: the whole test suite (unit, golden pywb, bad files, assets, end-to-end dagster runs)
-test: $(STAMP)
+test: $(STAMP) $(PYWB_STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q -n 2 --dist loadscope
 

@@ -5,7 +5,7 @@ import dagster as dg
 import pyarrow.compute as pc
 
 from assets._metadata import table_metadata
-from citeaudit import codebook, parquet_io
+from citeaudit import codebook, config, parquet_io
 from citeaudit.alignment import align, passages, payload_text
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
@@ -25,7 +25,8 @@ def _counts(table, column: str) -> dict[str, int]:
     description=(
         "Per citation: canonical key, reference time, the capture nearest it inside the "
         "codebook window (ASOF both sides), redirects followed (≤5 hops, loops detected), "
-        "revisits resolved, drift in seconds and the reason when nothing usable was found."
+        "revisits resolved, drift in seconds and the reason when nothing usable was found; "
+        "a pywb replay link of the final capture when citeaudit.yaml sets replay.base_url."
     ),
 )
 def citation_captures(context: dg.AssetExecutionContext, paths: PathsResource
@@ -36,7 +37,8 @@ def citation_captures(context: dg.AssetExecutionContext, paths: PathsResource
     book = codebook.load_version(paths.raw, part["codebook"])
     citations = parquet_io.read_partition(paths.derived, "citations", day)
     answers = parquet_io.read_partition(paths.derived, "answers", day)
-    table = align.align(citations, answers, paths.derived, book)
+    table = align.align(citations, answers, paths.derived, book,
+                        replay_prefix=config.load(paths.raw).replay.link_prefix())
     path = parquet_io.write_partition(table, paths.derived, "citation_captures", part)
     issues = _counts(table.filter(pc.is_valid(table.column("resolution_issue"))),
                      "resolution_issue")

@@ -14,7 +14,7 @@ from citeaudit.archive import crawl
 from citeaudit.archive.index import index_paths
 from citeaudit.archive.schema import CAPTURES_TABLE_SCHEMA, with_origin
 from citeaudit.archive.stream import ROW_GROUP_ROWS, streamed_index
-from citeaudit.archive.warc_writer import fetched_files, is_fetched_file
+from citeaudit.archive.warc_writer import fetched_files, file_origin, is_fetched_file
 from citeaudit.layout import warc_files
 from pipelines.partitions import observation_date
 from pipelines.resources import PathsResource
@@ -33,8 +33,10 @@ def _counts(table: pa.Table, column: str) -> dict[str, int]:
             "fetched_captures", group_name="archive", deps=["citations", "answers"],
             description=(
                 "The capture index of the WARCs citeaudit's own crawl wrote for the date's "
-                "cited pages (warc/<crawl_date>/citeaudit-<date>-<seq>.warc.gz). The crawl runs "
-                "only when citeaudit.yaml enables fetch: (off by default)."),
+                "cited pages (warc/<crawl_date>/citeaudit-<date>-<seq>.warc.gz) and the "
+                "captures it copied from web archives (...-archive-<name>.warc.gz, origin "
+                "archive:<name>). The crawl runs only when citeaudit.yaml enables fetch:, the "
+                "archive lookup only when it lists archives: (both off by default)."),
         ),
         dg.AssetSpec(
             "fetch_log", group_name="archive", deps=["citations"],
@@ -47,20 +49,22 @@ def _counts(table: pa.Table, column: str) -> dict[str, int]:
 def fetch_cited_pages(context: dg.AssetExecutionContext, paths: PathsResource):
     """Crawl the date's cited pages when fetching is enabled; index what was fetched."""
     date = context.partition_key
-    settings = config.load(paths.raw).fetch
+    cfg = config.load(paths.raw)
+    settings = cfg.fetch
     crawled = False
     day = {"observation_date": date}
     citations = parquet_io.read_optional(paths.derived, "citations", day)
     answers = parquet_io.read_optional(paths.derived, "answers", day)
-    if settings.enabled and citations is not None and answers is not None:
-        result = crawl.archive_date(paths.raw, date, citations, answers, settings)
+    if (settings.enabled or cfg.archives) and citations is not None and answers is not None:
+        result = crawl.archive_date(paths.raw, date, citations, answers, settings,
+                                    archives=cfg.archives, live=settings.enabled)
         crawled = True
         context.log.info(f"fetch {date}: " + ", ".join(
             f"{k} {v}" for k, v in sorted(_counts(result.log, "outcome").items())))
     files = fetched_files(paths.raw, date)
-    table = with_origin(
-        index_paths([(f, f.relative_to(paths.raw).as_posix()) for f in files], workers=1),
-        "fetched")
+    table = pa.concat_tables([CAPTURES_TABLE_SCHEMA.empty_table()] + [
+        with_origin(index_paths([(f, f.relative_to(paths.raw).as_posix())], workers=1),
+                    file_origin(f)) for f in files])
     path = parquet_io.write_partition(table, paths.derived, "fetched_captures",
                                       {"observation_date": date})
     yield dg.MaterializeResult(asset_key="fetched_captures", metadata=table_metadata(

@@ -11,7 +11,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from assets._metadata import table_metadata
-from citeaudit import codebook, parquet_io
+from citeaudit import codebook, config, parquet_io
+from citeaudit.archive.replay import add_replay_column
 from citeaudit.layout import codebook_versions
 from citeaudit.support import adjudication, agreement, evidence, judgments
 from pipelines.partitions import date_codebook, judged_partition
@@ -98,6 +99,8 @@ def support_labels(context: dg.AssetExecutionContext, paths: PathsResource):
     labels = adjudication.labels(judged, answers, book)
     queue = adjudication.review_queue(
         labels, parquet_io.read_optional(paths.derived, "support_evidence", part))
+    queue = add_replay_column(queue, config.load(paths.raw).replay.link_prefix(),
+                              "evidence_capture_time", "evidence_url")
     extra = {
         "support_labels": {"labels": _counts(labels, "label")},
         "review_queue": {"reasons": _counts(queue, "reason")},

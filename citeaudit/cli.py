@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     archive_cli.register_cli(sub)
     fetch_cli.register_cli(sub)
+    from citeaudit.archive import replay as replay_cli
+
+    replay_cli.register_cli(sub)
     from citeaudit.source_risk.conformance import cli as conformance_cli
 
     conformance_cli.register_cli(sub)

@@ -6,14 +6,15 @@ which is a partition dimension (``date × codebook``); settings that change what
 fetches must not vary by codebook version, so they cannot live there.
 
 The file is optional: without it every section takes its defaults (fetching off). Each top-level
-key is a section parsed by its own validator (``fetch:`` now; later sections register the same
-way in :data:`SECTIONS`). Unknown sections and keys, wrong types and out-of-range values fail
+key is a section parsed by its own validator, registered in :data:`SECTIONS` (``fetch:``,
+``archives:``, ``replay:``). Unknown sections and keys, wrong types and out-of-range values fail
 with a :class:`ConfigError` naming the file and the key, never silently ignored.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -138,7 +139,105 @@ def parse_fetch(section: Any, path: Path) -> FetchSettings:
     return settings
 
 
-SECTIONS: dict[str, Callable[[Any, Path], Any]] = {"fetch": parse_fetch}
+ARCHIVE_APIS = ("pywb", "wayback", "wayback-availability")
+"""How an archive is asked for the capture closest to a time (see citeaudit/archive/lookup.py):
+``pywb`` (pywb / OpenWayback CDX server API at ``<url>/cdx``, raw replay ``<url>/<ts>id_/<uri>``),
+``wayback`` (the Wayback Machine's CDX API at ``<url>/cdx/search/cdx``, replay
+``<url>/web/<ts>id_/<uri>``), ``wayback-availability`` (its availability API at
+``<url>/wayback/available``; replay at the snapshot URL it returns, in ``id_`` form)."""
+
+ARCHIVE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,31}$")
+"""An archive's name: it goes into file names and the ``archive:<name>`` origin."""
+
+
+@dataclass(frozen=True)
+class ArchiveSettings:
+    """One entry of the ``archives:`` list: a public or local web archive asked, in list order,
+    for the capture closest to a citation's reference time when no readable capture of the cited
+    URL lies inside ``fetch.reference_window_hours`` of it. Politeness, timeouts, retries and
+    the User-Agent are those of ``fetch:``."""
+
+    name: str
+    api: str
+    url: str
+    max_candidates: int = 25
+
+
+def parse_archives(section: Any, path: Path) -> tuple[ArchiveSettings, ...]:
+    """Validate the ``archives:`` list (empty by default: no archive is ever asked)."""
+    if section is None:
+        return ()
+    if not isinstance(section, list):
+        raise _fail(path, "archives", f"expected a list of archives, got {type(section).__name__}")
+    out: list[ArchiveSettings] = []
+    known = {f.name for f in fields(ArchiveSettings)}
+    for i, entry in enumerate(section):
+        where = f"archives[{i}]"
+        if not isinstance(entry, dict):
+            raise _fail(path, where, f"expected a mapping (name, api, url), got {entry!r}")
+        for key in entry:
+            if key not in known:
+                raise _fail(path, f"{where}.{key}", "unknown key (known: "
+                            + ", ".join(sorted(known)) + ")")
+        for key in ("name", "api", "url"):
+            if key not in entry:
+                raise _fail(path, f"{where}.{key}", "required")
+        name = _value(path, f"{where}.name", "str", None, entry["name"])
+        if not ARCHIVE_NAME_RE.match(name):
+            raise _fail(path, f"{where}.name", "lower-case letters, digits and _ (at most 32), "
+                        f"got {name!r}")
+        if name in {a.name for a in out}:
+            raise _fail(path, f"{where}.name", f"duplicate archive name {name!r}")
+        api = _value(path, f"{where}.api", "str", None, entry["api"])
+        if api not in ARCHIVE_APIS:
+            raise _fail(path, f"{where}.api", f"one of {', '.join(ARCHIVE_APIS)}, got {api!r}")
+        url = _value(path, f"{where}.url", "str", None, entry["url"]).rstrip("/")
+        if not url.startswith(("http://", "https://")):
+            raise _fail(path, f"{where}.url", f"expected an http(s) URL, got {url!r}")
+        extra = {}
+        if "max_candidates" in entry:
+            extra["max_candidates"] = _value(path, f"{where}.max_candidates", "int", 1,
+                                             entry["max_candidates"])
+        out.append(ArchiveSettings(name=name, api=api, url=url, **extra))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """The ``replay:`` section: a pywb instance serving the project's WARCs (``citeaudit replay``)
+    so every aligned capture gets a link ``<base_url>/<collection>/<YYYYMMDDhhmmss>/<url>``."""
+
+    base_url: str | None = None
+    collection: str = "citeaudit"
+
+    def link_prefix(self) -> str | None:
+        """``<base_url>/<collection>`` or None when replay is not configured."""
+        return None if self.base_url is None else f"{self.base_url}/{self.collection}"
+
+
+def parse_replay(section: Any, path: Path) -> ReplaySettings:
+    """Validate the ``replay:`` mapping (off by default: no replay links)."""
+    if section is None:
+        return ReplaySettings()
+    if not isinstance(section, dict):
+        raise _fail(path, "replay", f"expected a mapping, got {type(section).__name__}")
+    values: dict[str, Any] = {}
+    for key, raw in section.items():
+        if key not in ("base_url", "collection"):
+            raise _fail(path, f"replay.{key}", "unknown key (known: base_url, collection)")
+        values[key] = _value(path, f"replay.{key}", "str", None, raw)
+    base = values.get("base_url")
+    if base is not None:
+        if not base.startswith(("http://", "https://")):
+            raise _fail(path, "replay.base_url", f"expected an http(s) URL, got {base!r}")
+        values["base_url"] = base.rstrip("/")
+    if not re.match(r"^[A-Za-z0-9_-]+$", values.get("collection", "citeaudit")):
+        raise _fail(path, "replay.collection", "letters, digits, _ and - only")
+    return ReplaySettings(**values)
+
+
+SECTIONS: dict[str, Callable[[Any, Path], Any]] = {
+    "fetch": parse_fetch, "archives": parse_archives, "replay": parse_replay}
 
 
 @dataclass(frozen=True)
@@ -147,6 +246,8 @@ class Config:
 
     path: Path | None = None
     fetch: FetchSettings = field(default_factory=FetchSettings)
+    archives: tuple[ArchiveSettings, ...] = ()
+    replay: ReplaySettings = field(default_factory=ReplaySettings)
 
 
 def load(raw: Path) -> Config:
@@ -175,4 +276,8 @@ def load_file(path: Path) -> Config:
             raise _fail(path, str(key), "unknown section (known: " + ", ".join(sorted(SECTIONS))
                         + ")")
         parsed[key] = SECTIONS[key](section, path)
-    return Config(path=path, **parsed)
+    config = Config(path=path, **parsed)
+    if config.archives and not config.fetch.contact:
+        raise _fail(path, "fetch.contact", "required when archives are configured (an address "
+                    "the archives' operators can reach you at; it goes into the User-Agent)")
+    return config

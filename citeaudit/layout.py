@@ -1,6 +1,6 @@
 """The raw input layout (DESIGN §4): which dates and files a raw folder holds.
 
-``answers/<observation_date>/*.jsonl``, ``warc/<crawl_date>/**/*.warc[.gz]|*.arc[.gz]``,
+``answers/<observation_date>/*.jsonl``, ``warc/<crawl_date>/**/*.warc[.gz]|*.arc[.gz]|*.wacz``,
 ``annotations/``, ``codebooks/<version>.yaml``. Folders whose names are not ISO dates are
 reported, not silently read or silently dropped.
 """
@@ -14,15 +14,18 @@ import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
-ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
-# WARCs citeaudit's own crawl writes: warc/<crawl_date>/citeaudit-<observation_date>-<seq>.warc.gz.
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
+# WARCs citeaudit's own crawl writes: warc/<crawl_date>/citeaudit-<observation_date>-<seq>.warc.gz,
+# and -archive-<name> before .warc.gz for captures copied from a web archive (group 3).
 # They belong to their observation date's captures, whatever day they were crawled.
-FETCHED_WARC_RE = re.compile(r"^citeaudit-(\d{4}-\d{2}-\d{2})-(\d{5})\.warc\.gz$")
+FETCHED_WARC_RE = re.compile(
+    r"^citeaudit-(\d{4}-\d{2}-\d{2})-(\d{5})(?:-archive-([a-z0-9_]+))?\.warc\.gz$")
 DATED_FOLDERS = ("answers", "warc")
 SOURCE_RISK_DIR = Path("annotations") / "source_risk"
 # What the first record of a WARC or an ARC file starts with (after gzip, if any).
 ARCHIVE_MAGIC = (b"WARC/", b"filedesc://")
 GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGIC = b"PK\x03\x04"  # a WACZ is a zip (its hashes are checked when it is indexed)
 SNIFF_BYTES = 4096
 
 
@@ -42,6 +45,11 @@ def archive_problem(path: Path) -> tuple[str, str] | None:
         return "unreadable", f"{type(exc).__name__}: {exc.strerror or exc}"
     if not head:
         return "empty_file", "0 bytes"
+    if path.name.lower().endswith(".wacz"):
+        if head.startswith(ZIP_MAGIC):
+            return None
+        shown = head[:8].decode("latin-1").encode("unicode_escape").decode("ascii")
+        return "not_an_archive", f"starts with '{shown}', not a zip (a WACZ is one)"
     if head.startswith(GZIP_MAGIC):
         try:
             head = zlib.decompressobj(wbits=31).decompress(head)

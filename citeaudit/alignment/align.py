@@ -30,6 +30,7 @@ import pyarrow as pa
 
 from citeaudit import duck
 from citeaudit.alignment.canonical import canonical_table, canonicalize
+from citeaudit.archive.replay import add_replay_column
 from citeaudit.codebook import Codebook
 
 MAX_HOPS = 5
@@ -112,8 +113,12 @@ def _window_dates(cites: pa.Table) -> tuple[dt.date, dt.date] | None:
 
 def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codebook,
           *, con: duckdb.DuckDBPyConnection | None = None,
-          capture_paths: list[str] | None = None, canon: pa.Table | None = None) -> pa.Table:
+          capture_paths: list[str] | None = None, canon: pa.Table | None = None,
+          replay_prefix: str | None = None) -> pa.Table:
     """The ``citation_captures`` table of one observation date (see the module docstring).
+
+    ``replay_prefix`` (``<replay.base_url>/<collection>``) fills ``replay_url``, the final
+    capture's pywb link; without it the column is NULL.
 
     ``capture_paths`` overrides the captures partitions read (benchmarks); by default the
     partitions under ``derived/captures`` whose crawl date the windows touch. ``canon``
@@ -160,7 +165,8 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
     duck.create_table(con, "invalid_keys", "alignment/select_invalid_keys")
     con.execute("DROP TABLE caps")  # the biggest table: free it before the final join
     _load_originals(con, originals)
-    return duck.query(con, "alignment/select_citation_captures", {"max_hops": MAX_HOPS})
+    table = duck.query(con, "alignment/select_citation_captures", {"max_hops": MAX_HOPS})
+    return add_replay_column(table, replay_prefix, "final_capture_time", "final_uri")
 
 
 def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:

@@ -12,8 +12,9 @@
 4. Retries only after 429, 503 and connection resets, at most ``max_retries``, waiting for
    ``Retry-After`` (capped at ``max_retry_after_seconds``) or an exponential backoff.
 
-Where a capture comes from is a *source*: :func:`crawl` is the live source; an archive lookup
-can be another function returning the same ``fetch_log`` rows and WARC records. Outcomes are
+Where a capture comes from is a *source*: :func:`crawl` is the live source;
+:func:`lookup_archives` (citeaudit/archive/lookup.py) copies captures from web archives and
+returns the same ``fetch_log`` rows and WARC records. Outcomes are
 plain strings (:data:`OUTCOMES` lists the ones this source writes), so a source may add names.
 """
 
@@ -42,7 +43,7 @@ from citeaudit.archive.warc_writer import (
     default_info,
     software_version,
 )
-from citeaudit.config import FetchSettings
+from citeaudit.config import ArchiveSettings, FetchSettings
 
 OUTCOMES = (
     "fetched", "not_modified", "robots_disallowed", "host_denied", "timeout", "dns_error",
@@ -364,6 +365,34 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
     return CrawlResult(crawler.log.table(), files)
 
 
+def lookup_archives(plan_rows: pa.Table, archives: tuple[ArchiveSettings, ...],
+                    settings: FetchSettings, raw: Path, observation_date: str, *,
+                    now: dt.datetime | None = None, sleep: Callable[[float], None] | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> CrawlResult:
+    """Ask the archives, in order, for each planned page without a readable capture in its
+    window (one page at a time: the archives' politeness is per archive host, not per page)."""
+    from citeaudit.archive.lookup import ArchiveLookup, wanted
+
+    now = now or dt.datetime.now(dt.UTC)
+    log = _Log()
+    pages = wanted(plan_rows)
+    asker = ArchiveLookup(archives, settings, raw, now.astimezone(dt.UTC).date().isoformat(),
+                          observation_date, log, sleep)
+    try:
+        for i, r in enumerate(pages, 1):
+            try:
+                asker.page(r)
+            except Exception as exc:  # a bug must not lose the page: log it, go on
+                log.add(cited_url=r["canonical_url"], canonical_key=r["canonical_key"],
+                        url=r["canonical_url"], purpose="archive", hop=0, attempt=0,
+                        outcome="internal_error", detail=f"{type(exc).__name__}: {exc}")
+            if progress:
+                progress(i, len(pages))
+    finally:
+        files = asker.close()
+    return CrawlResult(log.table(), files)
+
+
 LOG_FOLDER = "fetch_logs"
 
 
@@ -421,13 +450,24 @@ def known_captures(raw: Path, observation_date: str, days: int = 2) -> pa.Table:
 def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers: pa.Table,
                  settings: FetchSettings, *, now: dt.datetime | None = None,
                  sleep: Callable[[float], None] | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> CrawlResult:
-    """Plan and crawl one observation date; the log is also kept under ``raw/fetch_logs``."""
+                 progress: Callable[[int, int], None] | None = None,
+                 archives: tuple[ArchiveSettings, ...] = (), live: bool = True) -> CrawlResult:
+    """Plan and crawl one observation date (``live``), then ask ``archives`` for the pages
+    still without a readable capture in the reference window (citeaudit/archive/lookup.py);
+    the log is also kept under ``raw/fetch_logs``."""
     now = now or dt.datetime.now(dt.UTC)
     cited = cited_table(citations, answers, settings.strip_params)
-    todo = plan(cited, known_captures(raw, observation_date), settings, now)
-    result = crawl(todo, settings, raw, observation_date, now=now, sleep=sleep,
-                   progress=progress)
+    if live:
+        todo = plan(cited, known_captures(raw, observation_date), settings, now)
+        result = crawl(todo, settings, raw, observation_date, now=now, sleep=sleep,
+                       progress=progress)
+    else:
+        result = CrawlResult(FETCH_LOG_SCHEMA.empty_table(), [])
+    if archives:
+        todo = plan(cited, known_captures(raw, observation_date), settings, now)
+        more = lookup_archives(todo, archives, settings, raw, observation_date, now=now,
+                               sleep=sleep, progress=progress)
+        result = CrawlResult(pa.concat_tables([result.log, more.log]), result.files + more.files)
     bad = sorted({u for u, e in zip(cited.column("url").to_pylist(),
                                     cited.column("url_error").to_pylist(), strict=True) if e},
                  key=lambda u: u or "")

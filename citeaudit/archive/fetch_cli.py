@@ -5,7 +5,9 @@
 WARCs already there, fetches politely with the ``fetch:`` settings of ``DIR/citeaudit.yaml``
 and writes ``DIR/warc/<today>/citeaudit-<date>-<seq>.warc.gz`` and ``DIR/fetch_logs/<date>/``.
 Running the command is the operator's request to fetch, so ``fetch.enabled`` is not needed
-here; ``fetch.contact`` is (it goes into the User-Agent).
+here; ``fetch.contact`` is (it goes into the User-Agent). The web archives listed under
+``archives:`` are then asked for what is still missing (citeaudit/archive/lookup.py);
+``--no-live`` asks only them.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ def register_cli(subparsers: Any) -> None:
             "Fetch every cited URL of the date(s) that has no readable capture near its "
             "reference time, or whose newest capture is older than fetch.current_after_days, "
             "and write WARC/1.1 under RAW/warc/<today>/ plus a crawl log under "
-            "RAW/fetch_logs/<date>/. Settings: the fetch: section of RAW/citeaudit.yaml."),
+            "RAW/fetch_logs/<date>/; then ask the web archives listed under archives: for the "
+            "pages still without a capture near their reference time. Settings: the fetch: "
+            "and archives: sections of RAW/citeaudit.yaml."),
     )
     p.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
     when = p.add_mutually_exclusive_group()
@@ -52,6 +56,8 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("--via", help="send every request to this origin, e.g. http://127.0.0.1:8080 "
                    "(the Host header and the WARC target URI stay the cited URL's)")
     p.add_argument("--contact", help="operator contact for the User-Agent (else fetch.contact)")
+    p.add_argument("--no-live", action="store_true",
+                   help="do not fetch live; only ask the web archives listed under archives:")
     p.set_defaults(func=_cli_archive)
 
 
@@ -67,7 +73,8 @@ def _cli_archive(args: Any) -> int:
         print(f"archive: no such folder: {raw}", file=err)
         return 2
     try:
-        settings = config.load(raw).fetch.with_via(args.via)
+        cfg = config.load(raw)
+        settings = cfg.fetch.with_via(args.via)
     except config.ConfigError as exc:
         print(f"archive: {exc}", file=err)
         return 2
@@ -90,7 +97,8 @@ def _cli_archive(args: Any) -> int:
     for date in dates:
         result = ingest_files(answer_files(raw, date), raw)
         out = crawl.archive_date(raw, date, result.citations, result.answers, settings,
-                                 progress=_progress(date, err))
+                                 progress=_progress(date, err), archives=cfg.archives,
+                                 live=not args.no_live)
         counts = Counter(out.log.column("outcome").to_pylist())
         listed = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to do"
         print(f"archive {date}: {listed}; {len(out.files)} WARC file(s)", file=err)

@@ -160,6 +160,10 @@ def index_file_into(
 def _index_file(
     path: str, name: str, reader: str, all_records: bool, sink: RowSink | None
 ) -> tuple[pa.Table | None, str | None, str | None]:
+    if path.lower().endswith(".wacz"):  # a zip of WARCs: citeaudit/archive/wacz.py
+        from citeaudit.archive.wacz import index_wacz
+
+        return index_wacz(path, name, index_file, reader, all_records), None, None
     try:
         compression = sniff_compression(path)
     except OSError as exc:

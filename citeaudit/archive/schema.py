@@ -50,12 +50,14 @@ or more codes joined by ``;``."""
 ORIGINS = ("supplied", "fetched")
 CAPTURES_TABLE_SCHEMA = CAPTURE_SCHEMA.append(pa.field("origin", pa.string()))
 """The ``captures`` table: the index rows plus ``origin``, ``supplied`` for WARCs somebody
-else made, ``fetched`` for those citeaudit's own crawl wrote."""
+else made, ``fetched`` for those citeaudit's own crawl wrote, ``archive:<name>`` for captures
+it copied from the web archive of that name."""
 
 
 def with_origin(table: pa.Table, origin: str) -> pa.Table:
-    """The index rows with their ``origin`` column (one of :data:`ORIGINS`)."""
-    assert origin in ORIGINS
+    """The index rows with their ``origin`` column (one of :data:`ORIGINS`, or
+    ``archive:<name>``)."""
+    assert origin in ORIGINS or origin.startswith("archive:")
     return table.append_column(CAPTURES_TABLE_SCHEMA.field("origin"),
                                pa.array([origin] * table.num_rows, pa.string()))
 

@@ -38,9 +38,16 @@ def software_version() -> str:
 FETCHED_RE = FETCHED_WARC_RE
 
 
-def fetched_name(observation_date: str, seq: int) -> str:
-    """The final file name of one fetched WARC."""
-    return f"citeaudit-{observation_date}-{seq:05d}.warc.gz"
+def fetched_name(observation_date: str, seq: int, archive: str | None = None) -> str:
+    """The final file name of one fetched WARC (``-archive-<name>``: copied from an archive)."""
+    tail = f"-archive-{archive}" if archive else ""
+    return f"citeaudit-{observation_date}-{seq:05d}{tail}.warc.gz"
+
+
+def file_origin(path: Path | str) -> str:
+    """The ``origin`` of a fetched WARC's rows: ``fetched`` (live) or ``archive:<name>``."""
+    m = FETCHED_RE.match(Path(path).name)
+    return f"archive:{m.group(3)}" if m and m.group(3) else "fetched"
 
 
 def is_fetched_file(path: Path) -> bool:
@@ -53,8 +60,8 @@ def fetched_files(raw: Path, observation_date: str) -> list[Path]:
     root = Path(raw) / "warc"
     if not root.is_dir():
         return []
-    return sorted(root.glob(f"*/citeaudit-{observation_date}-*.warc.gz"),
-                  key=lambda p: (p.parent.name, p.name))
+    return sorted((p for p in root.glob(f"*/citeaudit-{observation_date}-*.warc.gz")
+                   if FETCHED_RE.match(p.name)), key=lambda p: (p.parent.name, p.name))
 
 
 
@@ -98,12 +105,33 @@ class HttpExchange:
     truncated: str | None = None  # "length" when the body was cut at the size limit
 
 
+@dataclass
+class Memento:
+    """A capture copied from a web archive: the original URL, the memento's datetime, the
+    status the archive's index gives (``status_line``), the replayed headers and raw body."""
+
+    url: str
+    memento_time: dt.datetime
+    status_line: str
+    headers: list[tuple[str, str]]
+    protocol: str
+    body: bytes
+    archive: str
+    archive_url: str
+    memento_url: str
+    archive_status: int
+    replay_status: int | None
+    fetched_at: dt.datetime
+    truncated: str | None = None
+
+
 class FetchWarcWriter:
     """Writes exchanges into rolled-over WARC/1.1 files of one crawl (see module docstring)."""
 
     def __init__(self, raw: Path, crawl_date: str, observation_date: str, *,
-                 max_bytes: int, info: dict[str, str]) -> None:
+                 max_bytes: int, info: dict[str, str], archive: str | None = None) -> None:
         self.raw = Path(raw)
+        self.archive = archive
         self.folder = self.raw / "warc" / crawl_date
         self.observation_date = observation_date
         self.max_bytes = max_bytes
@@ -124,7 +152,8 @@ class FetchWarcWriter:
     def _start(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         remove_stale_open_files(self.folder)
-        self._final = self.folder / fetched_name(self.observation_date, self._next_seq())
+        self._final = self.folder / fetched_name(self.observation_date, self._next_seq(),
+                                                 self.archive)
         self._open = self._final.with_name(f"{self._final.name}.{os.getpid()}.open")
         self._out = open(self._open, "wb")  # noqa: SIM115 - closed in _finish
         self._writer = WARCWriter(self._out, gzip=True, warc_version="WARC/1.1")
@@ -183,6 +212,41 @@ class FetchWarcWriter:
                 warc_headers_dict=dict(common) | {"WARC-Concurrent-To": rid})
             where = self._write(resp)
             self._write(req)
+            if self._out is not None and self._out.tell() >= self.max_bytes:
+                self._finish()
+            return where
+
+    def write_memento(self, m: Memento) -> Written:
+        """Write a capture copied from a web archive: a ``response`` record whose target URI is
+        the original URL and whose WARC-Date is the memento's datetime, with the archive's
+        status (from its index, not the replay's), then a ``metadata`` record naming the
+        archive and the memento URL (WARC-Refers-To the response)."""
+        date = m.memento_time.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        http = StatusAndHeaders(m.status_line, m.headers, protocol=m.protocol)
+        headers = {"WARC-Date": date}
+        if m.truncated:
+            headers["WARC-Truncated"] = m.truncated
+        fields = [("archive", m.archive), ("archive-url", m.archive_url),
+                  ("memento-url", m.memento_url), ("memento-datetime", date),
+                  ("archive-status", str(m.archive_status)),
+                  ("replay-status", str(m.replay_status)),
+                  ("fetched-at", m.fetched_at.astimezone(dt.UTC).strftime(
+                      "%Y-%m-%dT%H:%M:%S.%fZ"))]
+        body = "".join(f"{k}: {v}\r\n" for k, v in fields).encode("utf-8")
+        with self._lock:
+            if self._writer is None:
+                self._start()
+            assert self._writer is not None
+            resp = self._writer.create_warc_record(
+                m.url, "response", payload=BytesIO(m.body), http_headers=http,
+                warc_headers_dict=headers)
+            rid = resp.rec_headers.get_header("WARC-Record-ID")
+            meta = self._writer.create_warc_record(
+                m.url, "metadata", payload=BytesIO(body),
+                warc_content_type="application/warc-fields",
+                warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": rid})
+            where = self._write(resp)
+            self._write(meta)
             if self._out is not None and self._out.tell() >= self.max_bytes:
                 self._finish()
             return where

@@ -108,12 +108,9 @@ def _check_warc(rows: _Rows, folder: Path) -> None:
             rows.add(child, "not_a_date", "folders under warc/ are named YYYY-MM-DD")
         else:
             for entry in _files_under(child):
-                if entry.name.endswith(".wacz"):
+                if not entry.name.endswith(layout.ARCHIVE_SUFFIXES):
                     rows.add(entry, "wrong_suffix",
-                             "WACZ is not indexed: unzip it and file its archive/*.warc.gz here")
-                elif not entry.name.endswith(layout.ARCHIVE_SUFFIXES):
-                    rows.add(entry, "wrong_suffix",
-                             "archives end in .warc, .warc.gz, .arc or .arc.gz")
+                             "archives end in .warc, .warc.gz, .arc, .arc.gz or .wacz")
                 else:
                     problem = layout.archive_problem(entry)
                     if problem is not None:

@@ -59,6 +59,9 @@ def register(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> set[str
         if name == "support_labels" and "basis" not in rel.columns:
             # the contract's minimum columns have no basis: then every label is a human one
             rel = rel.project("*, 'human' AS basis")
+        if name == "citation_existence" and "replay_url" not in rel.columns:
+            # an optional column (replay links): absent from the contract's minimum
+            rel = rel.project("*, NULL::VARCHAR AS replay_url")
         rel.create_view(name)
     names = set(tables)
     if "claim_support" in names:

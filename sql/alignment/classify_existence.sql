@@ -2,6 +2,7 @@
 -- or a recorded redirect loop), changed (final 2xx, but the newest capture after the reference
 -- time, whenever taken, has other content or is gone: later_change says which), unknown
 -- (anything unresolved, with its reason). Unknown is never pass or dead.
+-- replay_url: the pywb link of the final capture (NULL unless replay is configured).
 -- Grain: one row per citation. Input: citation_captures.
 SELECT
     answer_id, claim_id, citation_id,
@@ -22,6 +23,6 @@ SELECT
         ELSE 'unexpected_status_' || final_status
     END AS reason,
     drift_seconds, hops, final_status, final_uri, payload_sha256, reference_time,
-    capture_time, later_capture_time
+    capture_time, later_capture_time, replay_url
 FROM citation_captures
 ORDER BY answer_id, claim_id, citation_id

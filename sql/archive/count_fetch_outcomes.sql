@@ -1,9 +1,10 @@
 -- Purpose: the live crawl's outcomes for the run summary: attempts per observation date and
--- outcome (robots.txt requests counted apart), with the bytes archived.
+-- outcome (robots.txt requests and web archive lookups counted apart), with the bytes archived.
 -- Grain: one row per observation date × purpose kind × outcome. Input: the fetch_log view.
 SELECT
     observation_date,
-    CASE WHEN purpose = 'robots' THEN 'robots.txt' ELSE 'pages' END AS requests,
+    CASE WHEN purpose = 'robots' THEN 'robots.txt'
+        WHEN starts_with(purpose, 'archive') THEN 'archives' ELSE 'pages' END AS requests,
     outcome,
     count(*) AS n,
     coalesce(sum(bytes), 0)::BIGINT AS bytes

@@ -1,7 +1,7 @@
 -- Purpose: the citations the report lists under L1 findings: every state but pass (dead,
 -- changed, unknown), with the cited URL and title as the engine gave them (untrusted text),
 -- and the archived reference the state rests on: the capture time of the aligned capture,
--- the URI its redirect chain ended at, its HTTP status and payload digest.
+-- the URI its redirect chain ended at, its HTTP status and payload digest, its replay link.
 -- Grain: one row per citation (at most $limit), with the total count. Inputs:
 -- citation_existence, citations, answers (engine).
 SELECT
@@ -15,6 +15,7 @@ SELECT
     e.final_uri,
     e.final_status,
     e.payload_sha256,
+    e.replay_url,
     count(*) OVER () AS n_total
 FROM citation_existence AS e
 JOIN citations AS c ON c.citation_id = e.citation_id
