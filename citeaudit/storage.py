@@ -74,6 +74,16 @@ def as_root(value: str | os.PathLike[str]) -> Root:
     return Path(value).resolve()
 
 
+def path(value: str | os.PathLike[str]) -> Root:
+    """``Path(value)`` for a local path, ``value`` itself when it is already a remote path: what
+    a function taking either a str or a root uses instead of ``Path(...)``."""
+    if is_remote(value) and not isinstance(value, str):
+        return value
+    if is_remote(value):
+        return as_root(value)
+    return Path(value)
+
+
 def uri(path: object) -> str:
     """The text that names ``path`` everywhere (messages, tags, SQL): ``s3://bucket/key`` for a
     remote path, the absolute path for a local one."""
@@ -212,6 +222,16 @@ def read_bytes(path: object) -> bytes:
         raise FileNotFoundError(f"{uri(path)}: no such object") from None
     except OSError as exc:
         raise StorageError(f"{uri(path)}: cannot read: {exc}") from exc
+
+
+def arrow_source(path: object) -> Any:
+    """What a pyarrow reader (csv, json, parquet) takes for ``path``: the local path itself, or
+    the remote object's bytes in one buffer (one GET, one whole version)."""
+    if not is_remote(path):
+        return path
+    import pyarrow as pa
+
+    return pa.BufferReader(read_bytes(path))
 
 
 def size(path: object) -> int:

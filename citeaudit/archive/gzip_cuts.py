@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from citeaudit import storage
 from citeaudit.archive.slots import (
     _WANTED_HEADERS_BYTES,
     BLOCK_SIZE,
@@ -50,7 +51,7 @@ def gzip_record_cuts(
     """
     size = os.path.getsize(path)
     cuts: set[int] = set()
-    with open(path, "rb") as fh:
+    with storage.open_binary(path) as fh:
         fd = fh.fileno()
         for point in near:
             cut = _find_cut(fd, size, max(point, 0), can_cut, budget)

@@ -58,6 +58,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from citeaudit import storage
 from citeaudit.archive.progress import _progress
 from citeaudit.archive.ranges import (
     _combine_ranges,
@@ -150,7 +151,7 @@ def _index_file(path: str, name: str, reader: str, all_records: bool) -> pa.Tabl
 
     indexer = _Indexer(name, all_records)
     try:
-        with open(path, "rb") as fh:
+        with storage.open_binary(path) as fh:
             indexer.run(warcio_slots(fh, gz=gz))
     except Exception as exc:  # never raise: keep what was indexed, report the rest
         last = indexer.pending[-1].offset if indexer.pending else 0
