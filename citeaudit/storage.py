@@ -117,7 +117,8 @@ def s3_options() -> dict[str, Any]:
 def _env_key() -> tuple[str | None, ...]:
     names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
              "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE")
-    return tuple(os.environ.get(n) for n in names)
+    # The PID too: neither client survives a fork (index worker processes make their own).
+    return (str(os.getpid()), *(os.environ.get(n) for n in names))
 
 
 def fsspec_filesystem() -> Any:

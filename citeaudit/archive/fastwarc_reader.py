@@ -12,7 +12,6 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from citeaudit import storage
 from citeaudit.archive.slots import (
     _WANTED_HEADERS_BYTES,
     BLOCK_SIZE,
@@ -94,7 +93,7 @@ def fastwarc_slots(
     bounded = end is not None and end < size
     if bounded and not 0 <= start < end:
         raise ValueError(f"empty or inverted byte range {start}-{end}")
-    with storage.open_binary(path) as fh:
+    with open(path, "rb") as fh:
         fd = fh.fileno()
         if start:
             fh.seek(start)

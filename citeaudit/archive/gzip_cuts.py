@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from citeaudit import storage
 from citeaudit.archive.slots import (
     _WANTED_HEADERS_BYTES,
     BLOCK_SIZE,
@@ -51,7 +50,7 @@ def gzip_record_cuts(
     """
     size = os.path.getsize(path)
     cuts: set[int] = set()
-    with storage.open_binary(path) as fh:
+    with open(path, "rb") as fh:
         fd = fh.fileno()
         for point in near:
             cut = _find_cut(fd, size, max(point, 0), can_cut, budget)

@@ -151,7 +151,7 @@ def _index_file(path: str, name: str, reader: str, all_records: bool) -> pa.Tabl
 
     indexer = _Indexer(name, all_records)
     try:
-        with storage.open_binary(path) as fh:
+        with open(path, "rb") as fh:
             indexer.run(warcio_slots(fh, gz=gz))
     except Exception as exc:  # never raise: keep what was indexed, report the rest
         last = indexer.pending[-1].offset if indexer.pending else 0
@@ -162,7 +162,8 @@ def _index_file(path: str, name: str, reader: str, all_records: bool) -> pa.Tabl
 
 def _index_job(args: tuple[str, str, str, bool]) -> pa.Table:
     path, name, reader, all_records = args
-    return index_file(path, name=name, reader=reader, all_records=all_records)
+    with storage.local_copy(path) as local:  # a WARC on object storage: streamed down first
+        return index_file(local, name=name, reader=reader, all_records=all_records)
 
 
 def iter_index_paths(

@@ -14,8 +14,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from citeaudit import storage
-
 BLOCK_SIZE = 64 * 1024
 """Read size for record blocks and for warcio's decompressing buffer."""
 
@@ -90,7 +88,7 @@ def sniff_compression(path: str | os.PathLike[str]) -> str:
     One of ``"gzip"``, ``"none"``, ``"empty"``, or an unsupported kind (``"lz4"``,
     ``"zstd"``, ``"bzip2"``, ``"xz"``), which pywb and warcio cannot index.
     """
-    with storage.open_binary(path) as fh:
+    with open(path, "rb") as fh:
         head = fh.read(6)
     if not head:
         return "empty"
@@ -139,7 +137,7 @@ def _starts_as_warc(path: str, gz: bool) -> bool:
     """True if the first record line is a WARC version line (else ARC or garbage)."""
     import zlib
 
-    with storage.open_binary(path) as fh:
+    with open(path, "rb") as fh:
         head = fh.read(BLOCK_SIZE)
     if gz:
         try:
