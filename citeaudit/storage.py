@@ -65,6 +65,7 @@ def as_root(value: str | os.PathLike[str]) -> Root:
         bucket = urlsplit(text).netloc
         if not bucket:
             raise StorageError(f"{value}: an s3 root needs a bucket (s3://bucket/prefix)")
+        _REMOTE_IN_USE[0] = True
         return UPath(text, **s3_options())
     scheme = urlsplit(str(value)).scheme
     if len(scheme) > 1:  # a one-letter scheme is a Windows drive, not a URI
