@@ -257,6 +257,15 @@ def print_summary(raw: Path, derived: Path) -> None:
             "not in the cache): set CITEAUDIT_CROSSREF_URL and CITEAUDIT_OPENALEX_URL to "
             "`official` (or a mirror's URL) to query them"
         )
+    from citeaudit import storage
+
+    if storage.is_remote(derived):
+        err.print(
+            "explore (docs/storage.md): python -c \"from citeaudit import catalog, storage; "
+            f"print(catalog.connect(storage.as_root('{derived}'))"
+            ".sql('SELECT * FROM answer_checks LIMIT 5'))\""
+        )
+        return
     err.print(
         f"explore: `citeaudit ui --raw {raw} --derived {derived}`, or python -c "
         f"\"import duckdb; print(duckdb.connect('{derived / 'catalog.duckdb'}', "
@@ -454,7 +463,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     raw = _raw_or_error(args.raw)
     if raw is None:
         return 2
-    derived = Path(args.derived).resolve()
+    derived = _derived_or_error(args.derived)
+    if derived is None:
+        return 2
     home = runner.ensure_dagster_home(derived)
     defs = build_defs(PathsResource(raw_dir=str(raw), derived_dir=str(derived)))
     with dg.DagsterInstance.get() as instance:
