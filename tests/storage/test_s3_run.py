@@ -4,12 +4,14 @@ output file is byte-identical to the shared local-disk run of the same corpus.""
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
+from citeaudit import duck
 from tests.storage.moto_s3 import MotoS3
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -35,7 +37,7 @@ def s3_run(demo_run, moto_s3: MotoS3, tmp_path_factory: pytest.TempPathFactory):
                     "CITEAUDIT_DERIVED"):
             mp.delenv(var, raising=False)
         code = cli.main(["run", "--raw", raw, "--derived", derived, "--quiet"])
-    return code, moto_s3.keys(derived), state
+    return code, moto_s3.keys(derived), state, home, raw, derived
 
 
 def _local_outputs(derived: Path) -> dict[str, bytes]:
@@ -48,7 +50,7 @@ def _local_outputs(derived: Path) -> dict[str, bytes]:
 
 
 def test_s3_run_succeeds(s3_run) -> None:
-    code, _objects, _state = s3_run
+    code = s3_run[0]
     assert code == 0
 
 
@@ -56,7 +58,7 @@ def test_every_parquet_output_byte_identical_to_local(s3_run, demo_run) -> None:
     """Byte for byte, except the registry cache's fetch time (two runs look DOIs up at different
     moments; tests/pipelines/test_ops_crash.py compares local runs the same way): those files
     must be equal row for row without that column."""
-    _code, objects, _state = s3_run
+    objects = s3_run[1]
     local = {k: v for k, v in _local_outputs(demo_run.derived).items() if k.endswith(".parquet")}
     remote = {k: v for k, v in objects.items() if k.endswith(".parquet")}
     assert len(local) > 40
@@ -71,10 +73,42 @@ def test_every_parquet_output_byte_identical_to_local(s3_run, demo_run) -> None:
 
 
 def test_reports_and_catalog_on_s3(s3_run, demo_run) -> None:
-    _code, objects, state = s3_run
+    objects, state = s3_run[1], s3_run[2]
     local = _local_outputs(demo_run.derived)
     pages = sorted(k for k in local if k.endswith("index.html"))
     assert pages and all(objects.get(k) == local[k] for k in pages)
     assert "catalog.duckdb" in objects
     assert not any(Path(k).name.startswith(".") for k in objects), "temporary objects left"
     assert (state / "s3" / "citeaudit-e2e" / "derived" / ".citeaudit.lock").is_file()
+
+
+def test_status_reads_the_s3_run(s3_run, moto_s3: MotoS3, monkeypatch, capsys) -> None:
+    from citeaudit import cli
+
+    _code, _objects, state, home, raw, derived = s3_run
+    moto_s3.apply(monkeypatch)
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("CITEAUDIT_STATE_DIR", str(state))
+    capsys.readouterr()
+    assert cli.main(["status", "--raw", raw, "--derived", derived, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["partitions"]
+    assert len(rows) > 40
+    assert {r["state"] for r in rows} == {"materialized"}
+
+
+def test_analyst_opens_the_s3_catalog_elsewhere(s3_run, demo_run, moto_s3: MotoS3, monkeypatch,
+                                                tmp_path: Path) -> None:
+    """From another machine's point of view (an empty state folder): the uploaded catalog is
+    downloaded, its views read the s3 parquet and count what the local catalog counts."""
+    from citeaudit import catalog, storage
+
+    moto_s3.apply(monkeypatch)
+    monkeypatch.setenv("CITEAUDIT_STATE_DIR", str(tmp_path / "elsewhere"))
+    con = catalog.connect(storage.as_root(s3_run[5]))
+    local = duck.connect(demo_run.derived / "catalog.duckdb", read_only=True)
+    query = "SELECT count(*), count(DISTINCT answer_id) FROM claims"
+    assert con.sql(query).fetchall() == local.sql(query).fetchall()
+    query = "SELECT state, count(*) FROM citation_existence GROUP BY ALL ORDER BY ALL"
+    assert con.sql(query).fetchall() == local.sql(query).fetchall()
+    assert "s3://citeaudit-e2e/derived/" in con.sql(
+        "SELECT sql FROM duckdb_views() WHERE view_name = 'claims'").fetchall()[0][0]
