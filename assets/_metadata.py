@@ -10,6 +10,8 @@ from pathlib import Path
 import dagster as dg
 import pyarrow as pa
 
+from citeaudit import storage
+
 PREVIEW_ROWS = 5
 PREVIEW_CELL = 60
 
@@ -22,7 +24,7 @@ def _cell(value: object) -> str:
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with storage.open_binary(path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

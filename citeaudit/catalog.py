@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from citeaudit import duck, parquet_io
+from citeaudit import duck, parquet_io, storage
 
 CATALOG_FILE = "catalog.duckdb"
 TABLES_DOC = Path(__file__).resolve().parents[1] / "docs" / "tables.md"
@@ -121,15 +121,23 @@ def assets_on_disk(derived: Path) -> dict[str, int]:
     return found
 
 
-def build(derived: Path) -> Path:
-    """Rebuild ``derived/catalog.duckdb`` atomically; return its path."""
-    derived.mkdir(parents=True, exist_ok=True)
-    final = derived / CATALOG_FILE
+def build(derived: storage.Root) -> storage.Root:
+    """Rebuild ``derived/catalog.duckdb`` atomically; return its path.
+
+    For a derived root on object storage the file is built in the root's local state folder
+    (``storage.local_state_dir``), kept there as the local working copy, and uploaded as one
+    object to ``<derived>/catalog.duckdb``; its views read ``s3://`` globs (open it with
+    :func:`connect`, which registers the s3 filesystem)."""
+    remote = storage.is_remote(derived)
+    local = storage.local_state_dir(derived)
+    local.mkdir(parents=True, exist_ok=True)
+    final = local / CATALOG_FILE
     tmp = parquet_io.temp_name(final)
     parquet_io.remove_dead_temps(final)
     for leftover in (tmp, Path(f"{tmp}.wal")):
         leftover.unlink(missing_ok=True)
     con = duck.connect(tmp)
+    storage.register_duckdb(con, derived)
     try:
         on_disk = assets_on_disk(derived)
         for asset, depth in on_disk.items():
@@ -141,7 +149,24 @@ def build(derived: Path) -> Path:
     finally:
         con.close()
     os.replace(tmp, final)
-    return final
+    if not remote:
+        return final
+    target = derived / CATALOG_FILE
+    storage.write_bytes_atomic(target, final.read_bytes())
+    return target
+
+
+def connect(derived: storage.Root):  # -> duckdb.DuckDBPyConnection
+    """The catalog of ``derived`` opened read-only, ready to query: for a root on object storage
+    a fresh download of the object into the local working copy, with the s3 filesystem
+    registered, so its views over ``s3://`` paths resolve."""
+    path = derived / CATALOG_FILE
+    if storage.is_remote(derived):
+        path = storage.local_state_dir(derived) / CATALOG_FILE
+        storage.write_bytes_atomic(path, storage.read_bytes(derived / CATALOG_FILE))
+    con = duck.connect(path, read_only=True)
+    storage.register_duckdb(con, derived)
+    return con
 
 
 def dictionary_problems(real: dict[str, dict[str, str]]) -> list[str]:

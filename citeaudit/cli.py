@@ -29,7 +29,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from citeaudit import demo_corpus, ops_cli
+from citeaudit import demo_corpus, ops_cli, storage
 from citeaudit.archive import cli as archive_cli
 from citeaudit.archive import fetch_cli
 
@@ -39,11 +39,11 @@ err = Console(stderr=True, soft_wrap=True, highlight=False)
 def _cmd_summary(args: argparse.Namespace) -> int:
     from citeaudit.catalog import CATALOG_FILE
 
-    derived = Path(args.derived).resolve()
+    derived = storage.as_root(args.derived)
     if not (derived / CATALOG_FILE).is_file():
         err.print(f"[red]error:[/red] no {derived / CATALOG_FILE}: run `citeaudit run` first")
         return 2
-    ops_cli.print_summary(Path(args.raw).resolve(), derived)
+    ops_cli.print_summary(storage.as_root(args.raw), derived)
     return 0
 
 
@@ -51,7 +51,7 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
     from citeaudit import catalog
     from pipelines import runlock
 
-    derived = Path(args.derived).resolve()
+    derived = storage.as_root(args.derived)
     try:
         with runlock.hold(derived, warn=lambda m: err.print(f"[yellow]warning:[/yellow] {m}")):
             path = catalog.build(derived)
@@ -63,7 +63,7 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    derived = Path(args.derived).resolve()
+    derived = storage.as_root(args.derived)
     pages = sorted((derived / "report").glob("observation_date=*/codebook=*/index.html"))
     if not pages:
         err.print(f"[red]error:[/red] no report under {derived / 'report'}: run `citeaudit run`")
@@ -74,7 +74,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_ui(args: argparse.Namespace) -> int:
-    raw, derived = Path(args.raw).resolve(), Path(args.derived).resolve()
+    raw, derived = storage.as_root(args.raw), storage.as_root(args.derived)
     if not raw.is_dir():
         err.print(f"[red]error:[/red] raw folder {raw} does not exist (--raw DIR)")
         return 2

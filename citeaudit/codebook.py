@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from citeaudit import storage
+
 SUPPORT_LABELS = (
     "fully_supported",
     "partially_supported",
@@ -379,7 +381,7 @@ def load(path: Path) -> Codebook:
     """Load and validate ``codebooks/<version>.yaml``; the version must match the file stem."""
     import hashlib
 
-    path = Path(path)
+    path = storage.path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -402,9 +404,9 @@ def _with(book: Codebook, **changes: Any) -> Codebook:
 
 def load_version(raw: Path, version: str) -> Codebook:
     """The codebook ``version`` of a raw folder; a clear error when it does not exist."""
-    path = Path(raw) / "codebooks" / f"{version}.yaml"
+    path = storage.path(raw) / "codebooks" / f"{version}.yaml"
     if not path.is_file():
-        known = sorted(p.stem for p in (Path(raw) / "codebooks").glob("*.yaml"))
+        known = sorted(p.stem for p in (storage.path(raw) / "codebooks").glob("*.yaml"))
         raise CodebookError(
             f"{path}: codebook version {version!r} does not exist "
             f"(known: {', '.join(known) or 'none'})"

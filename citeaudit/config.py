@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from citeaudit import storage
+
 CONFIG_FILE = "citeaudit.yaml"
 
 # Query parameters that only track a click: stripped before a cited URL is fetched.
@@ -252,7 +254,7 @@ class Config:
 
 def load(raw: Path) -> Config:
     """``raw/citeaudit.yaml`` validated, or the defaults when the file does not exist."""
-    path = Path(raw) / CONFIG_FILE
+    path = storage.path(raw) / CONFIG_FILE
     if not path.is_file():
         return Config()
     return load_file(path)

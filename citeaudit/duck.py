@@ -14,6 +14,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from citeaudit import storage
+
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 # No network here or in production batch runs: never try to download an extension.
@@ -26,9 +28,14 @@ OFFLINE_CONFIG = {
 def connect(
     database: str | Path = ":memory:", *, read_only: bool = False
 ) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection that never reaches the network and computes in UTC."""
+    """A DuckDB connection that never reaches the network and computes in UTC.
+
+    When this process works on an object-storage root, the s3fs filesystem is registered on
+    the connection, so SQL files read ``s3://`` parquet exactly as they read local paths.
+    """
     con = duckdb.connect(str(database), read_only=read_only, config=dict(OFFLINE_CONFIG))
     con.execute("SET TimeZone = 'UTC'")
+    storage.register_duckdb(con)
     return con
 
 

@@ -14,6 +14,8 @@ import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
+from citeaudit import storage
+
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
 # WARCs citeaudit's own crawl writes: warc/<crawl_date>/citeaudit-<observation_date>-<seq>.warc.gz,
 # and -archive-<name> before .warc.gz for captures copied from a web archive (group 3).
@@ -75,7 +77,7 @@ def source_risk_files(raw: Path) -> list[Path]:
     """Every ``*.jsonl`` under ``annotations/source_risk/`` (recursively), in a stable order.
 
     Any name is read: each record is dated by its answer, not by its file's name."""
-    folder = Path(raw) / SOURCE_RISK_DIR
+    folder = storage.path(raw) / SOURCE_RISK_DIR
     return sorted(p for p in folder.rglob("*.jsonl") if p.is_file()) if folder.is_dir() else []
 
 
@@ -141,7 +143,7 @@ def source_risk_lines(
     goes to the answer date its file is named after, else to the first answer date of ``raw``,
     where validation rejects it with its reason: nothing is silently dropped. ``file`` is the
     path under the folder."""
-    folder = Path(raw) / SOURCE_RISK_DIR
+    folder = storage.path(raw) / SOURCE_RISK_DIR
     audited = answer_dates(raw)  # the dates a judged run audits
     first_date = audited[0] if audited else None
     rows: list[tuple[str, int, str]] = []

@@ -42,7 +42,16 @@ def _iso_date(text: str) -> str:
 
 
 def _raw_or_error(raw_arg: str) -> Path | None:
-    raw = Path(raw_arg).resolve()
+    """The raw root (a local folder or ``s3://bucket/prefix``), or None after an error."""
+    from citeaudit import storage
+
+    try:
+        raw = storage.as_root(raw_arg)
+        storage.check_root(raw, "raw")
+    except storage.StorageError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return None
+    storage.use_remote(raw)
     if not raw.is_dir():
         err.print(
             f"[red]error:[/red] raw folder {raw} does not exist "
@@ -143,6 +152,21 @@ def report_ignored(raw: Path, quiet: bool = False) -> int:
     return len(rows)
 
 
+def _derived_or_error(derived_arg: str):  # -> Path | UPath | None
+    """The derived root (a local folder or ``s3://bucket/prefix``), or None after an error (a
+    remote root's bucket must exist and accept the credentials)."""
+    from citeaudit import storage
+
+    try:
+        derived = storage.as_root(derived_arg)
+        storage.check_root(derived, "derived", must_exist=False)
+    except storage.StorageError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return None
+    storage.use_remote(derived)
+    return derived
+
+
 def _lock_or_error(derived: Path):
     """The derived folder's run lock, or None after a message naming its holder."""
     from pipelines import runlock
@@ -164,7 +188,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     raw = _raw_or_error(args.raw)
     if raw is None:
         return 2
-    derived = Path(args.derived).resolve()
+    derived = _derived_or_error(args.derived)
+    if derived is None:
+        return 2
     report_ignored(raw, args.quiet)
     found, _strays = layout.discover_dates(raw)
     if not found:
@@ -214,11 +240,11 @@ def print_summary(raw: Path, derived: Path) -> None:
     from citeaudit.report import summary
 
     summary.render(derived)
-    ignored = derived / "ignored_inputs" / "data.parquet"
-    if ignored.is_file():
-        import pyarrow.parquet as pq
+    from citeaudit import parquet_io
 
-        count = pq.read_metadata(ignored).num_rows
+    ignored = parquet_io.read_optional(derived, "ignored_inputs")
+    if ignored is not None:
+        count = ignored.num_rows
         if count:
             err.print(
                 f"[yellow]{count} file(s) or folder(s) under {raw} were not read[/yellow]: "
@@ -231,6 +257,15 @@ def print_summary(raw: Path, derived: Path) -> None:
             "not in the cache): set CITEAUDIT_CROSSREF_URL and CITEAUDIT_OPENALEX_URL to "
             "`official` (or a mirror's URL) to query them"
         )
+    from citeaudit import storage
+
+    if storage.is_remote(derived):
+        err.print(
+            "explore (docs/storage.md): python -c \"from citeaudit import catalog, storage; "
+            f"print(catalog.connect(storage.as_root('{derived}'))"
+            ".sql('SELECT * FROM answer_checks LIMIT 5'))\""
+        )
+        return
     err.print(
         f"explore: `citeaudit ui --raw {raw} --derived {derived}`, or python -c "
         f"\"import duckdb; print(duckdb.connect('{derived / 'catalog.duckdb'}', "
@@ -370,7 +405,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     raw = _raw_or_error(args.raw)
     if raw is None:
         return 2
-    derived = Path(args.derived).resolve()
+    derived = _derived_or_error(args.derived)
+    if derived is None:
+        return 2
     versions = _versions_or_error(raw, [args.codebook])
     if versions is None:
         return 2
@@ -426,7 +463,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     raw = _raw_or_error(args.raw)
     if raw is None:
         return 2
-    derived = Path(args.derived).resolve()
+    derived = _derived_or_error(args.derived)
+    if derived is None:
+        return 2
     home = runner.ensure_dagster_home(derived)
     defs = build_defs(PathsResource(raw_dir=str(raw), derived_dir=str(derived)))
     with dg.DagsterInstance.get() as instance:

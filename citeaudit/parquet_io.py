@@ -5,17 +5,25 @@ with ``os.replace``: a reader sees the old file or the new one, never half of on
 leaves at most a ``.tmp`` file that the next write of that partition removes. Temporary names
 carry the writer's PID, so two writers can never write into one temporary file. Files carry no
 timestamps or random ids, so the same rows give the same bytes.
+
+On an object-storage root (``s3://bucket/prefix``, see :mod:`citeaudit.storage`) the file is
+serialized in memory and uploaded through ``pyarrow.fs`` as one object: S3 shows an object only
+once it is complete, so a reader again sees the old file or the new one. The bytes are the
+same as a local write of the same table.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from citeaudit import storage
 
 DATA_FILE = "data.parquet"
 # Rows per row group of a streamed write: bounds what a writer holds, and what a reader of
@@ -23,7 +31,9 @@ DATA_FILE = "data.parquet"
 DEFAULT_ROW_GROUP_ROWS = 16_384
 
 
-def partition_dir(derived: Path, asset: str, partition: dict[str, str] | None = None) -> Path:
+def partition_dir(
+    derived: storage.Root, asset: str, partition: dict[str, str] | None = None
+) -> storage.Root:
     """The folder of one hive partition of an asset (the asset folder when unpartitioned)."""
     folder = derived / asset
     for key, value in (partition or {}).items():
@@ -31,22 +41,25 @@ def partition_dir(derived: Path, asset: str, partition: dict[str, str] | None = 
     return folder
 
 
+WRITE_OPTIONS = {"compression": "zstd", "write_statistics": True, "store_schema": True}
+
+
 def write_partition(
-    table: pa.Table, derived: Path, asset: str, partition: dict[str, str] | None = None
-) -> Path:
+    table: pa.Table, derived: storage.Root, asset: str, partition: dict[str, str] | None = None
+) -> storage.Root:
     """Replace one partition of ``asset`` with ``table``, atomically; return the file written."""
     folder = partition_dir(derived, asset, partition)
+    if storage.is_remote(folder):
+        final = folder / DATA_FILE
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, **WRITE_OPTIONS)
+        storage.write_bytes_atomic(final, sink.getvalue().to_pybytes())
+        return final
     folder.mkdir(parents=True, exist_ok=True)
     final = folder / DATA_FILE
     tmp = temp_name(final)
     remove_dead_temps(final)
-    pq.write_table(
-        table,
-        tmp,
-        compression="zstd",
-        write_statistics=True,
-        store_schema=True,
-    )
+    pq.write_table(table, tmp, **WRITE_OPTIONS)
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, final)
@@ -142,6 +155,12 @@ def write_partition_batches(
     as they come (never held whole), atomically like :func:`write_partition`; see
     :func:`write_batches`."""
     folder = partition_dir(derived, asset, partition)
+    if storage.is_remote(folder):  # written locally, then uploaded as one object
+        with tempfile.TemporaryDirectory(prefix="citeaudit-") as work:
+            local = write_batches(batches, schema, Path(work) / DATA_FILE,
+                                  row_group_rows=row_group_rows)
+            storage.upload_file(local, folder / DATA_FILE)
+        return folder / DATA_FILE
     folder.mkdir(parents=True, exist_ok=True)
     return write_batches(batches, schema, folder / DATA_FILE, row_group_rows=row_group_rows)
 
@@ -172,26 +191,43 @@ def remove_dead_temps(final: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
-def read_partition(derived: Path, asset: str, partition: dict[str, str] | None = None) -> pa.Table:
+def read_table(path: storage.Root, **kwargs) -> pa.Table:
+    """Read one parquet file, local or remote, through ``pyarrow.fs``.
+
+    A remote file is fetched whole by one GET without a range (:func:`storage.read_bytes`) and
+    parsed from memory: ranged reads (a size, then the footer, then column chunks; pyarrow's
+    own S3 input streams read so) can straddle two versions of an object being replaced, and
+    a test shows they do; one plain GET always returns one whole version.
+    """
+    if not storage.is_remote(path):
+        return pq.read_table(path, **kwargs)
+    return pq.read_table(pa.BufferReader(storage.read_bytes(path)), **kwargs)
+
+
+def read_partition(
+    derived: storage.Root, asset: str, partition: dict[str, str] | None = None
+) -> pa.Table:
     """Read one partition written by :func:`write_partition`."""
     path = partition_dir(derived, asset, partition) / DATA_FILE
-    if not path.is_file():
+    if not storage.is_file(path):
         raise FileNotFoundError(
-            f"{asset}: partition {partition or '(none)'} not materialized: {path}"
+            f"{asset}: partition {partition or '(none)'} not materialized: {storage.uri(path)}"
         )
-    return pq.read_table(path)
+    return read_table(path)
 
 
 def read_optional(
-    derived: Path, asset: str, partition: dict[str, str] | None = None
+    derived: storage.Root, asset: str, partition: dict[str, str] | None = None
 ) -> pa.Table | None:
     """A partition that may legitimately be absent (an optional input): the table, or None."""
     path = partition_dir(derived, asset, partition) / DATA_FILE
-    return pq.read_table(path) if path.is_file() else None
+    return read_table(path) if storage.is_file(path) else None
 
 
-def dataset_glob(derived: Path, asset: str, depth: int) -> str:
-    """A glob matching every partition file of an asset with ``depth`` partition levels."""
-    return str(derived / asset / ("*/" * depth) / DATA_FILE).replace("//", "/")
+def dataset_glob(derived: storage.Root, asset: str, depth: int) -> str:
+    """A glob matching every partition file of an asset with ``depth`` partition levels
+    (``s3://bucket/prefix/...`` for a remote root: DuckDB reads it through s3fs)."""
+    tail = "/".join([asset, *(["*"] * depth), DATA_FILE])
+    return f"{storage.uri(derived).rstrip('/')}/{tail}"
 
 

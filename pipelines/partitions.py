@@ -12,11 +12,10 @@ date × codebook so a new codebook is backfilled without touching another's outp
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import dagster as dg
 
-from citeaudit import layout
+from citeaudit import layout, storage
 
 EARLIEST = "2020-01-01"
 
@@ -24,7 +23,8 @@ EARLIEST = "2020-01-01"
 def start_date() -> str:
     """The first date of $CITEAUDIT_RAW's answers/ and warc/ folders, else ``EARLIEST``."""
     raw = os.environ.get("CITEAUDIT_RAW")
-    dates = layout.discover_dates(Path(raw))[0] if raw and Path(raw).is_dir() else []
+    root = storage.path(raw) if raw else None
+    dates = layout.discover_dates(root)[0] if root is not None and root.is_dir() else []
     return dates[0] if dates else EARLIEST
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import dagster as dg
 
+from citeaudit import storage
 from citeaudit.scholarly.endpoints import RegistrySettings
 
 DEFAULT_RAW = "data/raw"
@@ -17,19 +17,23 @@ class PathsResource(dg.ConfigurableResource):
     """The raw input folder (answers, warc, annotations, codebooks) and the derived output folder.
 
     Relative paths resolve against the working directory of the process, as a user expects from
-    ``citeaudit run --raw data/raw``.
+    ``citeaudit run --raw data/raw``. Either may be ``s3://bucket/prefix``: ``raw`` and
+    ``derived`` are then :class:`upath.UPath` objects with the same pathlib calls, and the
+    parquet, DuckDB and WARC code reads and writes through :mod:`citeaudit.storage`.
     """
 
     raw_dir: str = DEFAULT_RAW
     derived_dir: str = DEFAULT_DERIVED
 
     @property
-    def raw(self) -> Path:
-        return Path(self.raw_dir).resolve()
+    def raw(self) -> storage.Root:
+        storage.use_remote(self.raw_dir)
+        return storage.as_root(self.raw_dir)
 
     @property
-    def derived(self) -> Path:
-        return Path(self.derived_dir).resolve()
+    def derived(self) -> storage.Root:
+        storage.use_remote(self.derived_dir)
+        return storage.as_root(self.derived_dir)
 
 
 def paths_from_env() -> PathsResource:

@@ -1,5 +1,10 @@
 """One writer per derived folder: ``<derived>/.citeaudit.lock``.
 
+For a derived root on object storage the lock lives in the local state folder of that root
+(``storage.local_state_dir``: ``$CITEAUDIT_STATE_DIR/s3/<bucket>/<prefix>/.citeaudit.lock``), so
+it keeps two writers on this machine apart; writers on other machines are serialized by the
+run queue of their shared Dagster instance, not by this file.
+
 The lock is an advisory ``flock`` on the file, so the kernel releases it when its holder dies,
 however it dies; the file also records the holder (PID, start time, command) so a second writer
 can say who holds it. A lock file whose recorded PID is gone is a stale lock: it is taken over
@@ -17,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from citeaudit import storage
 from citeaudit.parquet_io import pid_alive
 
 LOCK_FILE = ".citeaudit.lock"
@@ -47,16 +53,16 @@ def hold(derived: Path, command: str = "", warn=None) -> Iterator[Path]:
     Raises :class:`LockHeld` at once (no waiting) when a live process holds it. ``warn`` is
     called with a message when a stale lock of a dead process is taken over.
     """
-    derived = Path(derived)
-    derived.mkdir(parents=True, exist_ok=True)
-    path = derived / LOCK_FILE
+    folder = storage.local_state_dir(derived)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise LockHeld(
-                f"{derived} is being written by another citeaudit process "
+                f"{storage.uri(derived)} is being written by another citeaudit process "
                 f"({describe(_holder(path))}); wait for it to finish, or use another --derived"
             ) from None
         previous = _holder(path)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import dagster as dg
 
-from citeaudit import layout
+from citeaudit import layout, storage
 from citeaudit.layout import codebook_versions
 from pipelines.definitions import build_defs
 from pipelines.inputs import codebook_digests
@@ -49,11 +49,14 @@ def ensure_dagster_home(derived: Path | None = None) -> Path:
     """DAGSTER_HOME, created and given the project's dagster.yaml.
 
     Unset, it defaults to ``<derived>/.dagster_home``: the run history lives with the outputs
-    it describes. When it is set (the Makefile sets one for the project, tests set their own)
-    one instance may hold runs of several derived folders, so every run is tagged with its
-    derived folder (``DERIVED_TAG``) and ``citeaudit status`` reads only that folder's runs.
+    it describes (for a derived root on object storage, ``<local state folder>/.dagster_home``:
+    the SQLite instance is a local file; see ``storage.local_state_dir``). When it is set
+    (the Makefile sets one for the project, tests set their own) one instance may hold runs
+    of several derived folders, so every run is tagged with its derived folder
+    (``DERIVED_TAG``) and ``citeaudit status`` reads only that folder's runs.
     """
-    fallback = (Path(derived) if derived is not None else Path.cwd()) / ".dagster_home"
+    fallback = (storage.local_state_dir(derived) if derived is not None else Path.cwd()
+                ) / ".dagster_home"
     home = Path(os.environ.get("DAGSTER_HOME") or fallback).resolve()
     home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)
@@ -115,10 +118,10 @@ def execute_steps(
                 instance=instance,
                 run_config=run_config,
                 raise_on_error=True,
-                tags={TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())},
+                tags={TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived)},
             )
         for step in steps:
-            tags = {TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())}
+            tags = {TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived)}
             if step.job == judged_audit.name:
                 version = judged_partition(step.partition_key)["codebook"]
                 tags[CODEBOOK_SHA_TAG] = digests.get(version, "")
@@ -137,7 +140,7 @@ def execute_steps(
             instance=instance,
             run_config=run_config,
             raise_on_error=True,
-            tags={TRIGGER_TAG: trigger, DERIVED_TAG: str(Path(derived).resolve())},
+            tags={TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived)},
         )
     return failed
 

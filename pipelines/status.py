@@ -23,7 +23,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from citeaudit import layout
+from citeaudit import layout, storage
 from pipelines import inputs
 from pipelines.jobs import CODEBOOK_SHA_TAG, DERIVED_TAG
 from pipelines.partitions import codebook, judged_key, judged_partition
@@ -194,7 +194,7 @@ def _file_on_disk(derived: Path | None, asset: str, partition: str, mat: Materia
     """Whether the partition's file is still there: the ``path`` its materialization recorded,
     else any file in ``<derived>/<asset>/<key>=<date>[/codebook=<version>]/``."""
     if mat.path:
-        return Path(mat.path).exists()
+        return storage.path(mat.path).exists()
     if derived is None or not partition:
         return True
     if "|" in partition:
@@ -220,7 +220,7 @@ def collect(
     }
     order = {"daily": 0, "judged": 1, "none": 2}
     keys = sorted(kinds, key=lambda k: (order[kinds[k]], k.to_user_string()))
-    runs = _Runs(instance, defs, Path(derived).resolve() if derived is not None else None)
+    runs = _Runs(instance, defs, storage.as_root(derived) if derived is not None else None)
     scope = runs.run_ids if derived is not None else None
     mats = {key: materializations(instance, key, scope) for key in keys}
 
@@ -343,4 +343,6 @@ def collect(
 def leftover_temp_files(derived: Path) -> list[Path]:
     """Temporary files of interrupted writes (``.data.parquet.tmp``): invisible to readers
     (every reader globs ``data.parquet``) and replaced by the next write of their partition."""
+    if storage.is_remote(derived):
+        return []  # objects are written whole: an interrupted upload leaves no object
     return sorted(derived.rglob(".*.tmp")) if derived.is_dir() else []

@@ -28,7 +28,7 @@ from urllib.parse import urljoin
 import duckdb
 import pyarrow as pa
 
-from citeaudit import duck
+from citeaudit import duck, storage
 from citeaudit.alignment.canonical import canonical_table, canonicalize
 from citeaudit.archive.replay import add_replay_column
 from citeaudit.codebook import Codebook
@@ -68,7 +68,7 @@ def tracking_regex(globs: Sequence[str]) -> str:
 def capture_files(derived: Path, first: dt.date | None = None, last: dt.date | None = None
                   ) -> list[str]:
     """The captures partitions on disk whose crawl date lies in ``[first, last]``, sorted."""
-    root = Path(derived) / CAPTURES
+    root = storage.path(derived) / CAPTURES
     out = []
     if not root.is_dir():
         return out

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from citeaudit import storage
+
 EXTRACTOR = "selectolax-lexbor"
 SKIP_TAGS = ["script", "style", "noscript", "template", "svg"]
 HTML_MIMES = ("text/html", "application/xhtml+xml")
@@ -109,7 +111,7 @@ def read_payload(path: Path, offset: int) -> tuple[bytes, str | None, str | None
     """
     from warcio.archiveiterator import ArchiveIterator
 
-    with open(path, "rb") as fh:
+    with storage.open_binary(path) as fh:
         fh.seek(offset)
         for record in ArchiveIterator(fh):
             http = record.http_headers
@@ -166,7 +168,7 @@ def extract_payloads(aligned: pa.Table, raw: Path) -> pa.Table:
     rows: dict[str, list] = {n: [] for n in PAYLOAD_TEXT_SCHEMA.names}
     for item in todo:
         file, offset = item["file"], int(item["offset"])
-        row = extract_one(Path(raw) / file, offset)
+        row = extract_one(storage.path(raw) / file, offset)
         row.update(payload_sha256=item["payload_sha256"], file=file, offset=offset)
         for name in PAYLOAD_TEXT_SCHEMA.names:
             rows[name].append(row[name])

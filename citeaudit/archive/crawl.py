@@ -34,7 +34,7 @@ from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import pyarrow as pa
 
-from citeaudit import duck
+from citeaudit import duck, parquet_io, storage
 from citeaudit.archive.fetcher import Attempt, HostGate, RobotsCache, host_matches, http_get
 from citeaudit.archive.url_keys import url_to_urlkey
 from citeaudit.archive.warc_writer import (
@@ -405,7 +405,7 @@ def write_log(raw: Path, observation_date: str, log: pa.Table, now: dt.datetime)
 
     if log.num_rows == 0:
         return None
-    folder = Path(raw) / LOG_FOLDER / observation_date
+    folder = storage.path(raw) / LOG_FOLDER / observation_date
     folder.mkdir(parents=True, exist_ok=True)
     stamp = max(now, dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     path = folder / f"{stamp}-{os.getpid()}.parquet"
@@ -421,13 +421,12 @@ def write_log(raw: Path, observation_date: str, log: pa.Table, now: dt.datetime)
 
 def read_logs(raw: Path, observation_date: str) -> pa.Table:
     """Every crawl log of one observation date, oldest crawl first."""
-    import pyarrow.parquet as pq
 
-    folder = Path(raw) / LOG_FOLDER / observation_date
+    folder = storage.path(raw) / LOG_FOLDER / observation_date
     files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
     if not files:
         return FETCH_LOG_SCHEMA.empty_table()
-    return pa.concat_tables([pq.read_table(f).cast(FETCH_LOG_SCHEMA) for f in files])
+    return pa.concat_tables([parquet_io.read_table(f).cast(FETCH_LOG_SCHEMA) for f in files])
 
 
 def known_captures(raw: Path, observation_date: str, days: int = 2) -> pa.Table:
@@ -443,7 +442,7 @@ def known_captures(raw: Path, observation_date: str, days: int = 2) -> pa.Table:
         d = (day + dt.timedelta(days=k)).isoformat()
         files += [f for f in warc_files(raw, d) if not is_fetched_file(f)]
     files += fetched_files(raw, observation_date)
-    raw = Path(raw)
+    raw = storage.path(raw)
     return index_paths([(f, f.relative_to(raw).as_posix()) for f in files], workers=1)
 
 
@@ -455,6 +454,11 @@ def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers:
     """Plan and crawl one observation date (``live``), then ask ``archives`` for the pages
     still without a readable capture in the reference window (citeaudit/archive/lookup.py);
     the log is also kept under ``raw/fetch_logs``."""
+    if storage.is_remote(raw):
+        raise storage.StorageError(
+            f"{storage.uri(raw)}/citeaudit.yaml enables fetch: or lists archives:, but "
+            "capture writes its WARCs and logs into a local raw folder: crawl into a local raw "
+            "folder and copy it to object storage, or set fetch.enabled: false")
     now = now or dt.datetime.now(dt.UTC)
     cited = cited_table(citations, answers, settings.strip_params)
     if live:

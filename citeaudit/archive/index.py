@@ -61,6 +61,7 @@ from typing import Any, NamedTuple, Protocol
 
 import pyarrow as pa
 
+from citeaudit import storage
 from citeaudit.archive.progress import _progress
 from citeaudit.archive.ranges import (
     _combine_ranges,
@@ -213,7 +214,8 @@ def _index_file(
 
 def _index_job(args: tuple[str, str, str, bool]) -> pa.Table:
     path, name, reader, all_records = args
-    return index_file(path, name=name, reader=reader, all_records=all_records)
+    with storage.local_copy(path) as local:  # a WARC on object storage: streamed down first
+        return index_file(local, name=name, reader=reader, all_records=all_records)
 
 
 class _Mode(NamedTuple):

@@ -26,6 +26,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from citeaudit import storage
 from citeaudit.archive.index import SPLIT_MIN_BYTES, _iter_jobs, _Mode, index_file_into
 from citeaudit.archive.progress import _progress
 from citeaudit.archive.ranges import _combine_ranges, _index_range_into
@@ -122,7 +123,8 @@ def _whole_part_job(directory: str, job: tuple[str, str, str, bool], suffix: str
     path, name, reader, all_records = job
     out = _part_path(directory, name, suffix)
     writer = _PartWriter(out)
-    index_file_into(path, name=name, reader=reader, all_records=all_records, sink=writer)
+    with storage.local_copy(path) as local:  # a WARC on object storage: streamed down first
+        index_file_into(local, name=name, reader=reader, all_records=all_records, sink=writer)
     return Part(name, (str(out),), writer.close())
 
 

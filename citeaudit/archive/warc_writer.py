@@ -21,6 +21,7 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from citeaudit import storage
 from citeaudit.layout import FETCHED_WARC_RE
 from citeaudit.parquet_io import pid_alive
 
@@ -57,7 +58,7 @@ def is_fetched_file(path: Path) -> bool:
 
 def fetched_files(raw: Path, observation_date: str) -> list[Path]:
     """Every closed fetched WARC of one observation date, whatever day it was crawled."""
-    root = Path(raw) / "warc"
+    root = storage.path(raw) / "warc"
     if not root.is_dir():
         return []
     return sorted((p for p in root.glob(f"*/citeaudit-{observation_date}-*.warc.gz")

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from citeaudit import duck
+from citeaudit import duck, storage
 
 # Lines validated at once: bounds memory (JSON parsing in DuckDB costs ~30x the input size).
 BATCH_LINES = 2000
@@ -67,7 +67,7 @@ def iter_line_batches(files: list[Path], root: Path, batch_lines: int) -> Iterat
     columns: tuple[list, list, list, list] = ([], [], [], [])
     for path in files:
         name = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-        with open(path, "rb") as fh:
+        with storage.open_binary(path) as fh:
             for number, raw_line in enumerate(fh, start=1):
                 if not raw_line.strip():
                     continue

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from citeaudit import layout
+from citeaudit import layout, storage
 
 SCHEMA = pa.schema(
     [
@@ -67,7 +67,7 @@ class _Rows:
 
     def readable(self, path: Path) -> bool:
         """False (and a row) for a file the pipeline would read but cannot open."""
-        if os.access(path, os.R_OK):
+        if storage.is_remote(path) or os.access(path, os.R_OK):
             return True
         self.add(path, "unreadable", "permission denied")
         return False
@@ -156,7 +156,7 @@ CHECKS = {
 def ignored_inputs(raw: Path) -> pa.Table:
     """One row per file or folder under ``raw`` that the pipeline will not read: its path
     relative to ``raw``, ``file``/``folder``, a reason and what was expected."""
-    raw = Path(raw)
+    raw = storage.path(raw)
     rows = _Rows(raw)
     for child in _children(raw):
         expected = TOP_LEVEL.get(child.name)

@@ -10,7 +10,6 @@ agreement table, omission endpoints and existence states; an absent input is nam
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import duckdb
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from citeaudit import duck, parquet_io
+from citeaudit import duck, parquet_io, storage
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import BY_NAME, DEFINITIONS, METHODS, METRICS
 from citeaudit.report import headline as hl
@@ -75,10 +74,7 @@ def _finalize(value: Any) -> Any:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    os.replace(tmp, path)
+    storage.write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def _cell(row: dict[str, Any] | None, metric: str) -> dict[str, Any]:

@@ -10,12 +10,13 @@ from rich.table import Table
 
 from citeaudit import duck
 from citeaudit.catalog import CATALOG_FILE
+from citeaudit.catalog import connect as open_catalog
 from citeaudit.report import terminal as report_terminal
 
 
 def collect(derived: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(summary row, rejection reasons) read from the catalog, opened read-only."""
-    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    con = open_catalog(derived)
     try:
         row = duck.query(con, "report/summarize_run").to_pylist()[0]
         reasons = duck.query(con, "report/count_rejections_by_reason").to_pylist()
@@ -92,7 +93,7 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
 
 def _render_fetch(derived: Path, console: Console) -> None:
     """The live crawl's outcomes (fetch_log), when some date was archived live."""
-    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    con = open_catalog(derived)
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
         rows = (duck.query(con, "archive/count_fetch_outcomes").to_pylist()
@@ -119,7 +120,7 @@ SUPPORT_LEVEL_COLUMNS = ("codebook", "judged", "items", "fully_supported",
 def _render_support_levels(derived: Path, console: Console) -> list[dict[str, Any]]:
     """Which support items are claim-citation pairs and which whole statements, per
     codebook (the support block above counts both); nothing when there are none."""
-    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    con = open_catalog(derived)
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
         rows = (duck.query(con, "report/count_support_by_level").to_pylist()
@@ -140,7 +141,7 @@ def _render_support_levels(derived: Path, console: Console) -> list[dict[str, An
 
 def _render_metadata(derived: Path, console: Console) -> None:
     """L3 metadata verdicts per codebook, when the run produced metadata_checks."""
-    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    con = open_catalog(derived)
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
         rows = (duck.query(con, "report/count_metadata_outcomes").to_pylist()

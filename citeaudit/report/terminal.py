@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
 
+from citeaudit import parquet_io
 from citeaudit.report import headline as hl
 from citeaudit.report.render import INDEX, REPORT
 
@@ -52,7 +52,7 @@ def render(derived: Path, console: Console) -> list[Path]:
     if not reports:
         return []
     for date, version, page in reports:
-        rows = pq.read_table(
+        rows = parquet_io.read_table(
             derived / "metrics" / f"observation_date={date}" / f"codebook={version}"
             / "data.parquet"
         ).to_pylist()

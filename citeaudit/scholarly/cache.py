@@ -29,7 +29,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from citeaudit import duck, parquet_io
+from citeaudit import duck, parquet_io, storage
 from citeaudit.scholarly.clients import Batch, Fetch
 from citeaudit.scholarly.transport import RegistrySession
 
@@ -73,7 +73,7 @@ class Cached:
 def read_cache(derived: Path) -> dict[tuple[str, str, str], Cached]:
     """Every record on disk, reduced to the one to use per key (see module doc)."""
     glob = parquet_io.dataset_glob(derived, ASSET, 2)
-    if not list(Path(derived, ASSET).glob("*/*/" + parquet_io.DATA_FILE)):
+    if not list((storage.path(derived) / ASSET).glob("*/*/" + parquet_io.DATA_FILE)):
         return {}
     con = duck.connect()
     rows = duck.query(con, "scholarly/select_cached_records", {"glob": glob}).to_pylist()

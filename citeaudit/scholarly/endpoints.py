@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from citeaudit import storage
 from citeaudit.scholarly.clients import (
     CROSSREF_ORIGIN,
     OPENALEX_ORIGIN,
@@ -104,7 +105,7 @@ class OpenClients:
 def open_clients(raw: Path, *settings: RegistrySettings) -> Iterator[OpenClients]:
     """Clients for the registries per their settings (see module doc); a demo mirror is
     stopped on exit."""
-    demo_dir = Path(raw) / DEMO_FOLDER
+    demo_dir = storage.path(raw) / DEMO_FOLDER
     needs_demo = any(s.base_url == "" for s in settings) and demo_dir.is_dir()
     mirror = RegistryMirror.from_raw(demo_dir) if needs_demo else None
     if mirror is not None:

@@ -38,6 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from citeaudit import storage
 from citeaudit.scholarly.doi import normalize
 
 NOT_FOUND_CROSSREF = b"Resource not found."
@@ -53,7 +54,7 @@ def load_bodies(folders: Iterable[Path], registry: str) -> dict[str, bytes]:
     """DOI → body bytes for every ``*.json`` under the folders (the DOI read from the body)."""
     out: dict[str, bytes] = {}
     for folder in folders:
-        for path in sorted(Path(folder).glob("*.json")):
+        for path in sorted(storage.path(folder).glob("*.json")):
             raw = path.read_bytes()
             doc = json.loads(raw)
             doi = (doc.get("message") or {}).get("DOI") if registry == "crossref" \

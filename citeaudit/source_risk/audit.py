@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from citeaudit import duck, layout, parquet_io
+from citeaudit import duck, layout, parquet_io, storage
 from citeaudit.codebook import Codebook
 from citeaudit.source_risk import endpoint, validate
 from citeaudit.source_risk.digests import sha256_column
@@ -34,13 +33,14 @@ class AuditResult:
 
 def answer_dates(derived: Path) -> dict[str, str]:
     """Answer id → observation date, over every ``answers`` partition on disk."""
-    files = sorted((Path(derived) / "answers").glob(f"observation_date=*/{parquet_io.DATA_FILE}"))
+    files = sorted((storage.path(derived) / "answers").glob(
+        f"observation_date=*/{parquet_io.DATA_FILE}"))
     return {aid: f.parent.name.split("=", 1)[1] for f in files
-            for aid in pq.read_table(f, columns=["answer_id"]).column(0).to_pylist()}
+            for aid in parquet_io.read_table(f, columns=["answer_id"]).column(0).to_pylist()}
 
 
 def annotation_file(raw: Path, date: str) -> Path:
-    return Path(raw) / "annotations" / "source_risk" / f"{date}.jsonl"
+    return storage.path(raw) / "annotations" / "source_risk" / f"{date}.jsonl"
 
 
 def read_lines(path: Path, name: str | None = None) -> pa.Table:
@@ -118,12 +118,12 @@ def canonical_url(url: str, book: Codebook) -> str:
 
 def prior_ledger(derived: Path, date: str, version: str) -> pa.Table | None:
     """Ledger rows of earlier dates under the same codebook (parents of later revisions)."""
-    base = Path(derived) / "source_risk_records"
+    base = storage.path(derived) / "source_risk_records"
     parts = [p for p in sorted(base.glob(f"observation_date=*/codebook={version}/data.parquet"))
              if p.parent.parent.name.split("=", 1)[1] < date]
     if not parts:
         return None
-    tables = [pq.read_table(p, columns=validate.PRIOR_SCHEMA.names) for p in parts]
+    tables = [parquet_io.read_table(p, columns=validate.PRIOR_SCHEMA.names) for p in parts]
     return pa.concat_tables([t.cast(validate.PRIOR_SCHEMA) for t in tables])
 
 

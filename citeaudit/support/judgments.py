@@ -27,9 +27,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
-from citeaudit import duck, parquet_io
+from citeaudit import duck, parquet_io, storage
 from citeaudit.codebook import Codebook
 from citeaudit.layout import answer_dates, codebook_versions
 
@@ -64,7 +63,7 @@ class AnnotationFiles:
 
 def annotation_files(raw: Path) -> list[Path]:
     """The support annotation files of a raw folder, in a stable order."""
-    folder = Path(raw) / SUPPORT_DIR
+    folder = storage.path(raw) / SUPPORT_DIR
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".csv", ".parquet"))
@@ -84,10 +83,10 @@ def _read_csv(path: Path, defects: list[dict], rel: str) -> pa.Table | None:
         return "skip"
 
     try:
-        with open(path, encoding="utf-8-sig", newline="") as fh:
+        with path.open(encoding="utf-8-sig", newline="") as fh:
             names = next(csv.reader(fh), [])
         table = pacsv.read_csv(
-            path,
+            storage.arrow_source(path),
             read_options=pacsv.ReadOptions(use_threads=False),
             parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid,
                                              ignore_empty_lines=False,
@@ -115,7 +114,7 @@ def _read_csv(path: Path, defects: list[dict], rel: str) -> pa.Table | None:
 
 def _read_parquet(path: Path, defects: list[dict], rel: str) -> pa.Table | None:
     try:
-        table = pq.read_table(path)
+        table = parquet_io.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
         defects.append({"file": rel, "line": 0, "field": None, "reason": "unreadable_file",
                         "detail": str(exc)[:300], "raw": None})
@@ -134,7 +133,7 @@ def read_annotations(raw: Path) -> AnnotationFiles:
     A file missing a required column is rejected whole (one defect naming the column); a CSV
     record with the wrong number of fields is rejected alone; blank lines are skipped.
     """
-    raw = Path(raw)
+    raw = storage.path(raw)
     defects: list[dict] = []
     parts: list[pa.Table] = []
     for path in annotation_files(raw):
@@ -172,10 +171,10 @@ def read_registry(raw: Path) -> pa.Table | None:
     Without a registry the annotator check is skipped (and said so in the asset metadata); a
     registry that exists but is malformed is an error, not an empty registry.
     """
-    path = Path(raw) / REGISTRY_FILE
+    path = storage.path(raw) / REGISTRY_FILE
     if not path.is_file():
         return None
-    table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
+    table = pacsv.read_csv(storage.arrow_source(path), convert_options=pacsv.ConvertOptions(
         column_types={"annotator_id": pa.string(), "kind": pa.string()},
         strings_can_be_null=False))
     for col in ("annotator_id", "kind"):
@@ -212,8 +211,8 @@ def _claim_index(con: duckdb.DuckDBPyConnection, derived: Path) -> None:
     empty = {"claims": {"claim_id": pa.string(), "answer_id": pa.string()},
              "citations": {"claim_id": pa.string(), "citation_id": pa.string()}}
     for asset, cols in empty.items():
-        if list((Path(derived) / asset).glob(f"*/{parquet_io.DATA_FILE}")):
-            glob = parquet_io.dataset_glob(Path(derived), asset, 1)
+        if list((storage.path(derived) / asset).glob(f"*/{parquet_io.DATA_FILE}")):
+            glob = parquet_io.dataset_glob(storage.path(derived), asset, 1)
             duck.create_table(con, f"all_{asset}", f"support/select_all_{asset}",
                               {"glob": glob})
         else:

@@ -20,14 +20,13 @@ import hashlib
 import html
 import io
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import pyarrow.csv as pacsv
 
-from citeaudit import parquet_io
+from citeaudit import parquet_io, storage
 from citeaudit.codebook import Codebook
 
 FROM_NAME = "support"
@@ -96,10 +95,7 @@ def export_tasks(derived: Path, date: str, book: Codebook, claims_text: dict[str
 
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a per-process temporary name and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
+    storage.write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def _registry_map(raw: Path) -> dict[str, str]:

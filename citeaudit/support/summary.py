@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from citeaudit import duck
-from citeaudit.catalog import CATALOG_FILE
+from citeaudit.catalog import connect as open_catalog
 
 NEEDED = ("support_judgments", "rejected_annotations", "support_labels", "annotation_agreement")
 COLUMNS = ("judgments", "rejected", "items", "fully_supported", "partially_supported",
@@ -17,7 +17,7 @@ COLUMNS = ("judgments", "rejected", "items", "fully_supported", "partially_suppo
 
 def collect(derived: Path) -> list[dict]:
     """One row per codebook, or [] when the support assets are not in the catalog."""
-    con = duck.connect(derived / CATALOG_FILE, read_only=True)
+    con = open_catalog(derived)
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
         if not set(NEEDED) <= views:
