@@ -156,6 +156,19 @@ def _lock_or_error(derived: Path):
     return lock
 
 
+def _executor_or_error(wanted: str | None) -> str | None:
+    """--executor, else $CITEAUDIT_EXECUTOR, else in_process; None after an error."""
+    from pipelines.distributed import DistributedError, executor_name
+
+    if wanted:
+        return wanted
+    try:
+        return executor_name()
+    except DistributedError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``citeaudit run``: the daily audit per date, the judged audit per date × codebook."""
     from citeaudit import layout
@@ -186,6 +199,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     versions = _versions_or_error(raw, args.codebook)
     if dates is None or versions is None:
         return 2
+    executor = _executor_or_error(args.executor)
+    if executor is None:
+        return 2
     lock = _lock_or_error(derived)
     if lock is None:
         return 3
@@ -200,7 +216,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 versions=versions,
                 on_step=_advance(progress, task),
                 verbose=args.verbose,
+                executor=executor,
             )
+    except Exception as exc:
+        from pipelines.distributed import DistributedError
+
+        if not isinstance(exc, DistributedError):
+            raise
+        err.print(f"[red]error:[/red] {exc}")
+        return 4
     finally:
         lock.__exit__(None, None, None)
     if not args.quiet:
@@ -550,6 +574,14 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
         action="append",
         metavar="VERSION",
         help="only this codebook version (repeatable; default: every codebooks/*.yaml)",
+    )
+    run.add_argument(
+        "--executor",
+        choices=("in_process", "celery"),
+        default=None,
+        help="where the daily and judged steps execute: in_process (default; or "
+        "$CITEAUDIT_EXECUTOR) or celery: on the Celery workers, with the Postgres instance of "
+        "DAGSTER_HOME/dagster.yaml (deploy/dagster.postgres.yaml, docs/operations.md)",
     )
     run.add_argument("--verbose", action="store_true", help="show Dagster's event log")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")

@@ -77,13 +77,18 @@ def celery_config_source() -> dict[str, Any]:
     an unacknowledged task to another worker once the timeout has passed. One task at a time
     per worker process (prefetch 1), so a busy worker does not hoard the queue.
     """
+    timeout = visibility_timeout()
     return {
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
         "broker_connection_retry_on_startup": True,
         "broker_transport_options": {
-            "visibility_timeout": visibility_timeout(),
+            "visibility_timeout": timeout,
+            # Every worker sweeps for tasks past the timeout this often (kombu's default sweeps
+            # every 100 s; a dead worker's step would wait that long after the timeout).
+            "unacked_restore_interval": max(1, min(10, timeout // 5)),
+            "unacked_restore_throttle": 1,
             "max_retries": 3,
             "interval_start": 0,
             "interval_step": 0.2,
@@ -190,7 +195,7 @@ def open_instance() -> dg.DagsterInstance:
     try:
         return dg.DagsterInstance.get()
     except Exception as exc:
-        if "psycopg2" in type(exc).__module__ or "sqlalchemy" in type(exc).__module__:
+        if type(exc).__module__.split(".")[0] in ("psycopg2", "sqlalchemy", "dagster_postgres"):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise DistributedError(
                 f"cannot reach the Dagster instance's Postgres database "

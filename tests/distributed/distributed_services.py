@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -111,23 +112,27 @@ class Services:
         }
 
 
-def _start_postgres(services: Services) -> None:
+def _start_postgres(services: Services, pg_root: Path) -> None:
+    """initdb and postgres on ``pg_root``: a folder of its own under the system temp dir, since
+    the ``postgres`` user cannot enter pytest's root-only temp folders."""
     bins = pg_binaries()
     assert bins is not None
-    data = services.root / "pgdata"
-    sockets = services.root / "pgsock"
+    data = pg_root / "pgdata"
+    sockets = pg_root / "pgsock"
     data.mkdir()
     sockets.mkdir()
     prefix = _as_pg_user()
     if prefix:
         uid = pwd.getpwnam(PG_USER).pw_uid
-        for path in (services.root, data, sockets):
+        for path in (pg_root, data, sockets):
             os.chown(path, uid, -1)
-    subprocess.run(
+    init = subprocess.run(
         [*prefix, bins["initdb"], "-D", str(data), "-U", PG_USER, "--auth=trust",
          "--no-sync", "-E", "UTF8", "--locale=C"],
-        check=True, capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120,
     )
+    if init.returncode != 0:
+        raise RuntimeError(f"initdb failed ({init.returncode}): {init.stderr[-2000:]}")
     services.pg_port = free_port()
     log = open(services.root / "postgres.log", "wb")  # noqa: SIM115 (kept open for the server)
     proc = subprocess.Popen(
@@ -155,13 +160,15 @@ def running_services(root: Path) -> Iterator[Services]:
     """PostgreSQL and Redis on free loopback ports, stopped by PID on leaving (also on error)."""
     root.mkdir(parents=True, exist_ok=True)
     services = Services(root)
+    pg_root = Path(tempfile.mkdtemp(prefix="citeaudit-pg-"))
     try:
-        _start_postgres(services)
+        _start_postgres(services, pg_root)
         _start_redis(services)
         yield services
     finally:
         for proc in reversed(services.procs):
             stop(proc)
+        shutil.rmtree(pg_root, ignore_errors=True)
 
 
 def start_worker(name: str, env: dict[str, str], log: Path) -> subprocess.Popen:
