@@ -1,7 +1,8 @@
 """Operator commands: ``citeaudit run``, ``citeaudit backfill`` and ``citeaudit status``.
 
-citeaudit run [--date D ... | --from D --to D] [--codebook V ...]
-    daily audit per date, judged audit per answer date × codebook, catalog (in this process)
+citeaudit run [--date D ... | --from D --to D] [--codebook V ...] [--executor celery]
+    daily audit per date, judged audit per answer date × codebook, catalog (in this process,
+    or with the steps on Celery workers)
 citeaudit backfill --codebook V [--from D --to D]
     recompute every date × codebook asset of one codebook; no other codebook's file is touched
 citeaudit status [--all] [--json]
@@ -555,9 +556,12 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
         description=(
             "Materialize answers ingestion, the capture index and the citation checks for every "
             "observation date found under RAW (answers/<date>/, warc/<date>/), then every "
-            "date × codebook asset for each answer date under each codebook, in this process, "
-            "recorded in the Dagster instance at DAGSTER_HOME (default ./.dagster_home); then "
-            "rebuild DERIVED/catalog.duckdb and print a summary."
+            "date × codebook asset for each answer date under each codebook, in this process "
+            "(or on Celery workers: --executor celery), recorded in the Dagster instance at "
+            "DAGSTER_HOME (default ./.dagster_home); then rebuild DERIVED/catalog.duckdb and "
+            "print a summary. Exit status: 0 done, 1 a run failed, 2 usage error, 3 DERIVED "
+            "held by another citeaudit process, 4 a service --executor celery needs is "
+            "unreachable (broker, worker, Postgres)."
         ),
     )
     _common(run)

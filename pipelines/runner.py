@@ -245,6 +245,7 @@ def backfill(
     *,
     on_step: Callable[[Step, bool], None] | None = None,
     verbose: bool = False,
+    executor: str = "in_process",
 ) -> list[Step]:
     """Recompute every date × codebook asset of one codebook version over ``dates``.
 
@@ -259,6 +260,7 @@ def backfill(
         verbose=verbose,
         trigger="citeaudit backfill",
         register=[version],
+        executor=executor,
     )
 
 
