@@ -168,6 +168,10 @@ def test_runs_are_in_postgres_and_steps_ran_on_both_workers(
         jobs = sorted({run.job_name for run in runs})
         assert {"daily_audit", "judged_audit"} <= set(jobs)
         assert all(run.status == dg.DagsterRunStatus.SUCCESS for run in runs)
+        # The registry step claimed a slot of its pool, limited to one across all workers.
+        pool = instance.event_log_storage.get_concurrency_info("scholarly_registries")
+        assert pool.limit == 1 and not pool.claimed_slots
+        assert "scholarly_registries" in instance.event_log_storage.get_concurrency_keys()
     for name, log in cluster.logs.items():
         assert "succeeded in" in log.read_text(errors="replace"), f"worker {name} ran no step"
 
