@@ -170,6 +170,28 @@ def _executor_or_error(wanted: str | None) -> str | None:
         return None
 
 
+def _distributed_error(exc: Exception) -> int:
+    """Exit status 4 after the message of a missing distributed service; re-raise others."""
+    from pipelines.distributed import DistributedError
+
+    if not isinstance(exc, DistributedError):
+        raise exc
+    err.print(f"[red]error:[/red] {exc}")
+    return 4
+
+
+def _executor_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--executor",
+        choices=("in_process", "celery"),
+        default=None,
+        help="where the daily and judged steps execute: in_process (default; or "
+        "$CITEAUDIT_EXECUTOR) or celery: on the Celery workers, with the Postgres instance of "
+        "DAGSTER_HOME/dagster.yaml (deploy/dagster.postgres.yaml, docs/operations.md); "
+        "exit status 4 when the broker, a worker or Postgres is unreachable",
+    )
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``citeaudit run``: the daily audit per date, the judged audit per date × codebook."""
     from citeaudit import layout
@@ -220,12 +242,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 executor=executor,
             )
     except Exception as exc:
-        from pipelines.distributed import DistributedError
-
-        if not isinstance(exc, DistributedError):
-            raise
-        err.print(f"[red]error:[/red] {exc}")
-        return 4
+        return _distributed_error(exc)
     finally:
         lock.__exit__(None, None, None)
     if not args.quiet:
@@ -415,6 +432,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             f"({shown}): run `citeaudit run --from {missing[0]} --to {missing[-1]}` first"
         )
         return 2
+    executor = _executor_or_error(args.executor)
+    if executor is None:
+        return 2
     lock = _lock_or_error(derived)
     if lock is None:
         return 3
@@ -429,7 +449,10 @@ def cmd_backfill(args: argparse.Namespace) -> int:
                 dates,
                 on_step=_advance(progress, task),
                 verbose=args.verbose,
+                executor=executor,
             )
+    except Exception as exc:
+        return _distributed_error(exc)
     finally:
         lock.__exit__(None, None, None)
     if not args.quiet:
@@ -579,14 +602,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
         metavar="VERSION",
         help="only this codebook version (repeatable; default: every codebooks/*.yaml)",
     )
-    run.add_argument(
-        "--executor",
-        choices=("in_process", "celery"),
-        default=None,
-        help="where the daily and judged steps execute: in_process (default; or "
-        "$CITEAUDIT_EXECUTOR) or celery: on the Celery workers, with the Postgres instance of "
-        "DAGSTER_HOME/dagster.yaml (deploy/dagster.postgres.yaml, docs/operations.md)",
-    )
+    _executor_arg(run)
     run.add_argument("--verbose", action="store_true", help="show Dagster's event log")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run.set_defaults(func=cmd_run)
@@ -604,6 +620,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     _common(backfill)
     backfill.add_argument("--codebook", required=True, metavar="VERSION")
     _range(backfill)
+    _executor_arg(backfill)
     backfill.add_argument("--verbose", action="store_true", help="show Dagster's event log")
     backfill.add_argument("--quiet", action="store_true", help="no progress bar")
     backfill.set_defaults(func=cmd_backfill)
