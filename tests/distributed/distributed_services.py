@@ -43,12 +43,12 @@ def wait_port(port: int, what: str, proc: subprocess.Popen | None, timeout: floa
     raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout:.0f} s")
 
 
-def stop(proc: subprocess.Popen, grace: float = 10) -> None:
-    """Stop one child by its PID (and its process group): SIGTERM, then SIGKILL."""
+def stop(proc: subprocess.Popen, grace: float = 10, sig: int = signal.SIGTERM) -> None:
+    """Stop one child by its PID (and its process group): ``sig``, then SIGKILL."""
     if proc.poll() is not None:
         return
     with suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, sig)
     try:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
@@ -94,6 +94,7 @@ class Services:
     pg_port: int = 0
     redis_port: int = 0
     procs: list[subprocess.Popen] = field(default_factory=list)
+    fast_stop: dict[int, int] = field(default_factory=dict)
 
     @property
     def broker(self) -> str:
@@ -141,6 +142,7 @@ def _start_postgres(services: Services, pg_root: Path) -> None:
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     services.procs.append(proc)
+    services.fast_stop[proc.pid] = signal.SIGINT  # postgres: "fast" shutdown, not "smart"
     wait_port(services.pg_port, "postgres", proc)
 
 
@@ -167,7 +169,7 @@ def running_services(root: Path) -> Iterator[Services]:
         yield services
     finally:
         for proc in reversed(services.procs):
-            stop(proc)
+            stop(proc, sig=services.fast_stop.get(proc.pid, signal.SIGTERM))
         shutil.rmtree(pg_root, ignore_errors=True)
 
 
