@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_nightly.py
 	$(PY) benchmarks/bench_evidence.py
 	$(PY) benchmarks/bench_fetch.py
+	$(PY) benchmarks/bench_distributed.py
 
 ## ui: the Dagster UI on the same instance (http://127.0.0.1:3000)
 ui: $(STAMP)

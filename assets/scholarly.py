@@ -38,6 +38,7 @@ from pipelines.resources import CrossrefResource, OpenAlexResource, PathsResourc
         ),
     ],
     partitions_def=date_codebook,
+    pool="scholarly_registries",  # Crossref and OpenAlex: bounded across workers (deploy/)
 )
 def check_metadata(
     context: dg.AssetExecutionContext,

@@ -1,7 +1,8 @@
 """Operator commands: ``citeaudit run``, ``citeaudit backfill`` and ``citeaudit status``.
 
-citeaudit run [--date D ... | --from D --to D] [--codebook V ...]
-    daily audit per date, judged audit per answer date × codebook, catalog (in this process)
+citeaudit run [--date D ... | --from D --to D] [--codebook V ...] [--executor celery]
+    daily audit per date, judged audit per answer date × codebook, catalog (in this process,
+    or with the steps on Celery workers)
 citeaudit backfill --codebook V [--from D --to D]
     recompute every date × codebook asset of one codebook; no other codebook's file is touched
 citeaudit status [--all] [--json]
@@ -180,6 +181,41 @@ def _lock_or_error(derived: Path):
     return lock
 
 
+def _executor_or_error(wanted: str | None) -> str | None:
+    """--executor, else $CITEAUDIT_EXECUTOR, else in_process; None after an error."""
+    from pipelines.distributed import DistributedError, executor_name
+
+    if wanted:
+        return wanted
+    try:
+        return executor_name()
+    except DistributedError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        return None
+
+
+def _distributed_error(exc: Exception) -> int:
+    """Exit status 4 after the message of a missing distributed service; re-raise others."""
+    from pipelines.distributed import DistributedError
+
+    if not isinstance(exc, DistributedError):
+        raise exc
+    err.print(f"[red]error:[/red] {exc}")
+    return 4
+
+
+def _executor_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--executor",
+        choices=("in_process", "celery"),
+        default=None,
+        help="where the daily and judged steps execute: in_process (default; or "
+        "$CITEAUDIT_EXECUTOR) or celery: on the Celery workers, with the Postgres instance of "
+        "DAGSTER_HOME/dagster.yaml (deploy/dagster.postgres.yaml, docs/operations.md); "
+        "exit status 4 when the broker, a worker or Postgres is unreachable",
+    )
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``citeaudit run``: the daily audit per date, the judged audit per date × codebook."""
     from citeaudit import layout
@@ -212,6 +248,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     versions = _versions_or_error(raw, args.codebook)
     if dates is None or versions is None:
         return 2
+    executor = _executor_or_error(args.executor)
+    if executor is None:
+        return 2
     lock = _lock_or_error(derived)
     if lock is None:
         return 3
@@ -226,7 +265,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                 versions=versions,
                 on_step=_advance(progress, task),
                 verbose=args.verbose,
+                executor=executor,
             )
+    except Exception as exc:
+        return _distributed_error(exc)
     finally:
         lock.__exit__(None, None, None)
     if not args.quiet:
@@ -427,6 +469,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             f"({shown}): run `citeaudit run --from {missing[0]} --to {missing[-1]}` first"
         )
         return 2
+    executor = _executor_or_error(args.executor)
+    if executor is None:
+        return 2
     lock = _lock_or_error(derived)
     if lock is None:
         return 3
@@ -441,7 +486,10 @@ def cmd_backfill(args: argparse.Namespace) -> int:
                 dates,
                 on_step=_advance(progress, task),
                 verbose=args.verbose,
+                executor=executor,
             )
+    except Exception as exc:
+        return _distributed_error(exc)
     finally:
         lock.__exit__(None, None, None)
     if not args.quiet:
@@ -570,9 +618,12 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
         description=(
             "Materialize answers ingestion, the capture index and the citation checks for every "
             "observation date found under RAW (answers/<date>/, warc/<date>/), then every "
-            "date × codebook asset for each answer date under each codebook, in this process, "
-            "recorded in the Dagster instance at DAGSTER_HOME (default ./.dagster_home); then "
-            "rebuild DERIVED/catalog.duckdb and print a summary."
+            "date × codebook asset for each answer date under each codebook, in this process "
+            "(or on Celery workers: --executor celery), recorded in the Dagster instance at "
+            "DAGSTER_HOME (default ./.dagster_home); then rebuild DERIVED/catalog.duckdb and "
+            "print a summary. Exit status: 0 done, 1 a run failed, 2 usage error, 3 DERIVED "
+            "held by another citeaudit process, 4 a service --executor celery needs is "
+            "unreachable (broker, worker, Postgres)."
         ),
     )
     _common(run)
@@ -590,6 +641,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
         metavar="VERSION",
         help="only this codebook version (repeatable; default: every codebooks/*.yaml)",
     )
+    _executor_arg(run)
     run.add_argument("--verbose", action="store_true", help="show Dagster's event log")
     run.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     run.set_defaults(func=cmd_run)
@@ -607,6 +659,7 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     _common(backfill)
     backfill.add_argument("--codebook", required=True, metavar="VERSION")
     _range(backfill)
+    _executor_arg(backfill)
     backfill.add_argument("--verbose", action="store_true", help="show Dagster's event log")
     backfill.add_argument("--quiet", action="store_true", help="no progress bar")
     backfill.set_defaults(func=cmd_backfill)

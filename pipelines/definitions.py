@@ -9,6 +9,7 @@ import dagster as dg
 
 import assets
 from citeaudit import catalog
+from pipelines.distributed import executor_def as configured_executor
 from pipelines.jobs import JOBS
 from pipelines.resources import PathsResource, paths_from_env, registries_from_env
 from pipelines.schedules import SCHEDULES
@@ -26,9 +27,14 @@ def column_schema(spec: dg.AssetSpec) -> dg.AssetSpec:
     return spec.merge_attributes(metadata={"dagster/column_schema": dg.TableSchema(columns)})
 
 
-def build_defs(paths: PathsResource, **resources: dg.ConfigurableResource) -> dg.Definitions:
+def build_defs(
+    paths: PathsResource,
+    executor: dg.ExecutorDefinition | None = None,
+    **resources: dg.ConfigurableResource,
+) -> dg.Definitions:
     """The project's definitions bound to one raw/derived folder pair (``resources`` replace
-    the defaults, e.g. ``crossref=CrossrefResource(base_url=...)``)."""
+    the defaults, e.g. ``crossref=CrossrefResource(base_url=...)``). ``executor`` runs the
+    daily and judged jobs' steps (default in-process; ``pipelines.distributed`` for Celery)."""
     return dg.Definitions(
         assets=dg.map_asset_specs(column_schema, dg.load_assets_from_package_module(assets)),
         asset_checks=dg.load_asset_checks_from_package_module(assets),
@@ -36,8 +42,8 @@ def build_defs(paths: PathsResource, **resources: dg.ConfigurableResource) -> dg
         schedules=list(SCHEDULES),
         sensors=list(SENSORS),
         resources={"paths": paths, **registries_from_env(), **resources},
-        executor=dg.in_process_executor,
+        executor=executor or dg.in_process_executor,
     )
 
 
-defs = build_defs(paths_from_env())
+defs = build_defs(paths_from_env(), executor=configured_executor())

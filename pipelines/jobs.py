@@ -1,5 +1,9 @@
 """Jobs: the daily audit of one observation date, the judged audit of one date × codebook, and
 the catalog rebuild. Stages join a job by their asset group, so a new stage needs no edit here.
+
+The daily and judged jobs take the code location's executor (``build_defs(executor=...)``):
+in-process by default, Celery workers when configured (``pipelines.distributed``). The catalog
+and the raw-folder check always run in the launching process.
 """
 
 from __future__ import annotations
@@ -23,15 +27,13 @@ RAW_WIDE = ("ignored_inputs",)
 daily_audit = dg.define_asset_job(
     "daily_audit",
     selection=dg.AssetSelection.groups(*DAILY_GROUPS) - dg.AssetSelection.assets(*RAW_WIDE),
-    description="Every date-partitioned asset for one observation date, in one process.",
-    executor_def=dg.in_process_executor,
+    description="Every date-partitioned asset for one observation date.",
 )
 
 judged_audit = dg.define_asset_job(
     "judged_audit",
     selection=dg.AssetSelection.groups(*JUDGED_GROUPS),
     description="Every date × codebook asset for one observation date under one codebook.",
-    executor_def=dg.in_process_executor,
 )
 
 catalog_job = dg.define_asset_job(

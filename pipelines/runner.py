@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -92,9 +93,15 @@ def execute_steps(
     trigger: str = "citeaudit run",
     register: list[str] | None = None,
     check_inputs: bool = False,
+    executor: str = "in_process",
 ) -> list[Step]:
-    """Execute runs in this process, recorded in the instance, then rebuild the catalog; return
-    the steps that failed.
+    """Execute runs, recorded in the instance, then rebuild the catalog; return the steps that
+    failed.
+
+    ``executor="in_process"`` executes every step in this process. ``"celery"`` orchestrates
+    here and sends each step of the daily and judged runs to the Celery workers; it needs a
+    shared instance (Postgres), the broker and at least one worker, and raises
+    ``DistributedError`` naming the one that is missing before any run starts.
 
     Judged runs carry the SHA-256 of their codebook file as a tag, so ``citeaudit status`` can
     tell a partition computed under an older edit of the file. ``register`` names codebook
@@ -105,13 +112,15 @@ def execute_steps(
     run_config = {
         "loggers": {"console": {"config": {"log_level": "DEBUG" if verbose else "ERROR"}}}
     }
-    defs = build_defs(PathsResource(raw_dir=str(raw), derived_dir=str(derived)))
+    paths = PathsResource(raw_dir=str(raw), derived_dir=str(derived))
+    defs = build_defs(paths)
     jobs = {job.name: defs.resolve_job_def(job.name) for job in JOBS}
     has_judged = jobs[judged_audit.name].partitions_def is not None
     steps = [s for s in steps if has_judged or s.job != judged_audit.name]
     digests = codebook_digests(raw)
     failed: list[Step] = []
-    with dg.DagsterInstance.get() as instance:
+    launch = _in_process if executor == "in_process" else _celery_launcher(paths, run_config)
+    with _open_instance(executor) as instance:
         register_codebooks(instance, codebook_versions(raw) if register is None else register)
         if check_inputs:
             jobs[inputs_job.name].execute_in_process(
@@ -125,13 +134,7 @@ def execute_steps(
             if step.job == judged_audit.name:
                 version = judged_partition(step.partition_key)["codebook"]
                 tags[CODEBOOK_SHA_TAG] = digests.get(version, "")
-            result = jobs[step.job].execute_in_process(
-                partition_key=step.partition_key,
-                instance=instance,
-                raise_on_error=False,
-                run_config=run_config,
-                tags=tags,
-            )
+            result = launch(jobs[step.job], step, instance, run_config, tags)
             if not result.success:
                 failed.append(step)
             if on_step:
@@ -145,6 +148,64 @@ def execute_steps(
     return failed
 
 
+def _in_process(
+    job: dg.JobDefinition, step: Step, instance: dg.DagsterInstance, run_config: dict,
+    tags: dict[str, str],
+) -> dg.ExecuteInProcessResult:
+    return job.execute_in_process(
+        partition_key=step.partition_key,
+        instance=instance,
+        raise_on_error=False,
+        run_config=run_config,
+        tags=tags,
+    )
+
+
+def _open_instance(executor: str) -> dg.DagsterInstance:
+    """The instance; for Celery, checked shareable and with the broker and a worker up."""
+    if executor == "in_process":
+        return dg.DagsterInstance.get()
+    from pipelines import distributed
+
+    instance = distributed.open_instance()
+    try:
+        distributed.check_instance(instance)
+        distributed.check_broker()
+        distributed.check_workers()
+    except distributed.DistributedError:
+        instance.dispose()
+        raise
+    return instance
+
+
+def _celery_launcher(paths: PathsResource, base_config: dict) -> Callable:
+    """Execute one run with its steps on the Celery workers (``execute_job`` over a pointer
+    the workers load; the run's folders travel in its config, not the workers' environment)."""
+    from pipelines import distributed
+
+    run_config = {
+        **base_config,
+        "resources": {
+            "paths": {"config": {"raw_dir": paths.raw_dir, "derived_dir": paths.derived_dir}}
+        },
+    }
+
+    def launch(
+        job: dg.JobDefinition, step: Step, instance: dg.DagsterInstance, _config: dict,
+        tags: dict[str, str],
+    ) -> dg.ExecuteJobResult:
+        recon = distributed.recon_job(step.job)
+        all_tags = {**job.get_tags_for_partition_key(step.partition_key, None), **tags}
+        with warnings.catch_warnings():
+            # dagster-celery re-declares its one task for every step it submits; Celery warns
+            # each time that the first declaration stays in force, which is what it wants.
+            warnings.filterwarnings("ignore", message="Task name 'execute_plan' is already")
+            with dg.execute_job(recon, instance, run_config=run_config, tags=all_tags) as result:
+                return result
+
+    return launch
+
+
 def run_dates(
     raw: Path,
     derived: Path,
@@ -153,6 +214,7 @@ def run_dates(
     versions: list[str] | None = None,
     on_step: Callable[[Step, bool], None] | None = None,
     verbose: bool = False,
+    executor: str = "in_process",
 ) -> list[Step]:
     """Materialize the daily assets per date, the judged assets per date × codebook, then the
     catalog; return the steps that failed."""
@@ -164,6 +226,7 @@ def run_dates(
         verbose=verbose,
         register=versions,
         check_inputs=True,
+        executor=executor,
     )
 
 
@@ -185,6 +248,7 @@ def backfill(
     *,
     on_step: Callable[[Step, bool], None] | None = None,
     verbose: bool = False,
+    executor: str = "in_process",
 ) -> list[Step]:
     """Recompute every date × codebook asset of one codebook version over ``dates``.
 
@@ -199,6 +263,7 @@ def backfill(
         verbose=verbose,
         trigger="citeaudit backfill",
         register=[version],
+        executor=executor,
     )
 
 

@@ -1,0 +1,217 @@
+"""Distributed execution: the daily and judged jobs' steps as Celery tasks on any worker.
+
+Chosen by configuration, never needed on one machine: ``CITEAUDIT_EXECUTOR=celery`` for the
+code location (webserver, daemon, ``dagster job launch``), ``citeaudit run --executor celery``
+for the CLI. The orchestrating process and every worker build their Celery app from the same
+environment variables (``celery_app_args``), so they agree on the broker, the result backend and
+the delivery settings:
+
+``CITEAUDIT_CELERY_BROKER`` / ``CITEAUDIT_CELERY_BACKEND``
+    Redis URLs (default ``redis://127.0.0.1:6379/0`` for both).
+``CITEAUDIT_CELERY_VISIBILITY_TIMEOUT``
+    seconds after which a step whose worker vanished (machine lost, SIGKILL) is handed to
+    another worker (default 3600: it must exceed the longest step, or a slow step runs twice).
+
+Tasks are acknowledged after they finish (``task_acks_late``), so a step whose worker died is
+delivered again rather than lost; a step is idempotent (atomic partition writes, same bytes on
+a rerun), so running it again is safe. Runs and events live in the shared instance
+(``deploy/dagster.postgres.yaml``): a worker reports its events there.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import dagster as dg
+
+EXECUTOR_ENV = "CITEAUDIT_EXECUTOR"
+EXECUTORS = ("in_process", "celery")
+BROKER_ENV = "CITEAUDIT_CELERY_BROKER"
+BACKEND_ENV = "CITEAUDIT_CELERY_BACKEND"
+VISIBILITY_ENV = "CITEAUDIT_CELERY_VISIBILITY_TIMEOUT"
+DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+DEFAULT_VISIBILITY_SECONDS = 3600
+# The Celery queue dagster-celery routes steps to (dagster_celery.make_app).
+QUEUE = "dagster"
+
+
+class DistributedError(RuntimeError):
+    """A service the Celery executor needs is missing or unreachable (the message says which
+    and how to fix it)."""
+
+
+def executor_name() -> str:
+    """The executor the environment asks for (``in_process`` unless ``CITEAUDIT_EXECUTOR``)."""
+    name = os.environ.get(EXECUTOR_ENV, "in_process").strip() or "in_process"
+    if name not in EXECUTORS:
+        raise DistributedError(
+            f"{EXECUTOR_ENV}={name!r}: expected one of {', '.join(EXECUTORS)}"
+        )
+    return name
+
+
+def broker_url() -> str:
+    return os.environ.get(BROKER_ENV) or DEFAULT_BROKER
+
+
+def backend_url() -> str:
+    return os.environ.get(BACKEND_ENV) or broker_url()
+
+
+def visibility_timeout() -> int:
+    text = os.environ.get(VISIBILITY_ENV, "")
+    try:
+        seconds = int(text) if text else DEFAULT_VISIBILITY_SECONDS
+    except ValueError as exc:
+        raise DistributedError(f"{VISIBILITY_ENV}={text!r}: not a number of seconds") from exc
+    if seconds <= 0:
+        raise DistributedError(f"{VISIBILITY_ENV}={text!r}: must be positive")
+    return seconds
+
+
+def celery_config_source() -> dict[str, Any]:
+    """Celery settings shared by the orchestrating process and the workers.
+
+    Late acknowledgement and a visibility timeout make a step survive its worker: Redis hands
+    an unacknowledged task to another worker once the timeout has passed. One task at a time
+    per worker process (prefetch 1), so a busy worker does not hoard the queue.
+    """
+    timeout = visibility_timeout()
+    return {
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "broker_connection_retry_on_startup": True,
+        "broker_transport_options": {
+            "visibility_timeout": timeout,
+            # Every worker sweeps for tasks past the timeout this often (kombu's default sweeps
+            # every 100 s; a dead worker's step would wait that long after the timeout).
+            "unacked_restore_interval": max(1, min(10, timeout // 5)),
+            "unacked_restore_throttle": 1,
+            "max_retries": 3,
+            "interval_start": 0,
+            "interval_step": 0.2,
+            "interval_max": 0.5,
+        },
+        "result_backend_transport_options": {"retry_policy": {"timeout": 5.0}},
+        "result_expires": 24 * 3600,
+    }
+
+
+def celery_executor_config() -> dict[str, Any]:
+    """The ``celery_executor`` config: broker, backend and settings from the environment."""
+    return {
+        "broker": broker_url(),
+        "backend": backend_url(),
+        "config_source": celery_config_source(),
+    }
+
+
+def celery_executor_def() -> dg.ExecutorDefinition:
+    """dagster-celery's executor, configured from the environment (imported only here: the
+    single-machine path needs none of it)."""
+    try:
+        from dagster_celery import celery_executor
+    except ImportError as exc:
+        raise DistributedError(
+            "the Celery executor needs dagster-celery: pip install 'citeaudit[distributed]'"
+        ) from exc
+    return celery_executor.configured(celery_executor_config(), name="celery")
+
+
+def executor_def(name: str | None = None) -> dg.ExecutorDefinition:
+    """The executor of the daily and judged jobs: in-process (default) or Celery."""
+    name = name or executor_name()
+    return celery_executor_def() if name == "celery" else dg.in_process_executor
+
+
+def celery_app_args() -> dict[str, Any]:
+    """The Celery app's arguments, exactly as the executor builds them for submitting steps."""
+    from dagster_celery.executor import CeleryExecutor
+
+    config = celery_executor_config()
+    return CeleryExecutor.for_cli(
+        broker=config["broker"], backend=config["backend"],
+        config_source=config["config_source"],
+    ).app_args()
+
+
+def check_broker(timeout: float = 3.0) -> None:
+    """Raise DistributedError unless the broker answers."""
+    from kombu import Connection
+
+    url = broker_url()
+    try:
+        with Connection(url, connect_timeout=timeout) as conn:
+            conn.ensure_connection(max_retries=1, timeout=timeout)
+    except Exception as exc:
+        raise DistributedError(
+            f"cannot reach the Celery broker at {url} ({type(exc).__name__}: {exc}); start "
+            f"Redis there or set {BROKER_ENV} to its URL"
+        ) from exc
+
+
+def check_workers(timeout: float = 3.0) -> list[str]:
+    """The names of the workers consuming the steps' queue; DistributedError when none answers
+    (a run would otherwise wait for ever)."""
+    from celery import Celery
+
+    app = Celery("citeaudit-ping", broker=broker_url(), backend=backend_url())
+    try:
+        replies = app.control.inspect(timeout=timeout).active_queues() or {}
+    finally:
+        app.close()
+    names = sorted(
+        name for name, queues in replies.items() if any(q.get("name") == QUEUE for q in queues)
+    )
+    if not names:
+        raise DistributedError(
+            f"no Celery worker consumes the {QUEUE!r} queue on {broker_url()}; start one on "
+            "each machine: celery -A pipelines.celery_app worker --pool solo "
+            "(same DAGSTER_HOME, CITEAUDIT_* variables and code)"
+        )
+    return names
+
+
+def check_instance(instance: dg.DagsterInstance) -> None:
+    """Raise DistributedError unless the instance can be shared with workers elsewhere.
+
+    The workers write their step events into the instance the run was created in: an embedded
+    SQLite instance lives in one process's DAGSTER_HOME and is not that.
+    """
+    storage = type(instance.run_storage).__module__
+    if instance.is_ephemeral or "sqlite" in storage:
+        raise DistributedError(
+            f"the Celery executor needs a shared Dagster instance (Postgres), but "
+            f"{os.environ.get('DAGSTER_HOME', '(DAGSTER_HOME unset)')}/dagster.yaml keeps runs in "
+            "SQLite: copy deploy/dagster.postgres.yaml there and set CITEAUDIT_PG_* "
+            "(docs/operations.md)"
+        )
+
+
+def open_instance() -> dg.DagsterInstance:
+    """The instance of DAGSTER_HOME, with a clear error when its database is unreachable."""
+    try:
+        return dg.DagsterInstance.get()
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] in ("psycopg2", "sqlalchemy", "dagster_postgres"):
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise DistributedError(
+                f"cannot reach the Dagster instance's Postgres database "
+                f"({os.environ.get('DAGSTER_HOME')}/dagster.yaml): {first}; check "
+                "CITEAUDIT_PG_HOST, CITEAUDIT_PG_PORT, CITEAUDIT_PG_USER, CITEAUDIT_PG_PASSWORD, "
+                "CITEAUDIT_PG_DB"
+            ) from exc
+        raise
+
+
+def recon_job(name: str):  # -> ReconstructableJob
+    """A job of the Celery code location (``pipelines.celery_location``), by a pointer a worker
+    on another machine can load."""
+    from dagster._core.definitions.reconstruct import ReconstructableRepository
+
+    repo = ReconstructableRepository.for_module(
+        "pipelines.celery_location", "defs", working_directory=os.getcwd()
+    )
+    return repo.get_reconstructable_job(name)

@@ -1,0 +1,260 @@
+"""The daily and judged jobs on Dagster's own distributed execution: a Postgres instance, a Redis
+broker and two Celery workers, all on 127.0.0.1, started and stopped by this module.
+
+A small demo corpus is run once in process (embedded SQLite) and once with
+``citeaudit run --executor celery``: the output files must be the same bytes. Then a worker is
+killed with SIGKILL while it executes a step: the step is handed to the other worker, the run
+completes with the same bytes, and nothing half-written is ever visible.
+
+The roots are a parameter of the harness (``Roots``): local folders here; object-storage roots
+plug in as another ``Roots`` factory without changing the tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+from distributed_services import (
+    Services,
+    missing_binaries,
+    running_services,
+    start_worker,
+    stop,
+    wait_workers,
+)
+from ops_support import digests, judged_assets
+
+from citeaudit import cli, demo_corpus
+
+pytestmark = pytest.mark.distributed
+
+PROJECT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+SEED, ANSWERS, DAYS, CODEBOOK = 5, 10, 1, "v1"
+VISIBILITY_SECONDS = 8  # a dead worker's step goes to another worker after this
+RUN_TIMEOUT = 600
+# The registry cache records when each lookup was made: two independent runs differ there only
+# (tests/pipelines/test_ops_crash.py compares the same way).
+FETCH_TIME_COLUMNS = {"scholarly_records": "fetched_at"}
+
+
+@dataclass(frozen=True)
+class Roots:
+    """Where a run reads and writes: ``raw`` and ``derived`` as given to ``citeaudit run``, and
+    ``outputs`` reading back every visible output file (relative path → local copy)."""
+
+    raw: str
+    derived: str
+    outputs: Callable[[], Path]
+
+
+def local_roots(raw: Path, derived: Path) -> Roots:
+    return Roots(str(raw), str(derived), lambda: derived)
+
+
+ROOT_KINDS: dict[str, Callable[[Path, Path], Roots]] = {"local": local_roots}
+
+
+def same_outputs(got: Path, want: Path) -> None:
+    """Every output file byte-identical, except the registry cache's fetch time."""
+    mine, theirs = digests(got), digests(want)
+    assert mine.keys() == theirs.keys(), sorted(mine.keys() ^ theirs.keys())[:10]
+    for rel in sorted(k for k in theirs if mine[k] != theirs[k]):
+        column = FETCH_TIME_COLUMNS.get(rel.split("/")[0])
+        assert column and rel.endswith(".parquet"), f"{rel}: other bytes than the in-process run"
+        a, b = pq.read_table(got / rel), pq.read_table(want / rel)
+        assert a.drop_columns([column]).equals(b.drop_columns([column])), rel
+
+
+def run_command(roots: Roots, *extra: str) -> list[str]:
+    return [str(BIN / "citeaudit"), "run", "--raw", roots.raw, "--derived", roots.derived,
+            "--codebook", CODEBOOK, "--quiet", *extra]
+
+
+@dataclass
+class Cluster:
+    services: Services
+    env: dict[str, str]
+    home: Path
+    workers: dict[str, subprocess.Popen]
+    logs: dict[str, Path]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Postgres, Redis and two Celery workers on loopback; every process stopped by PID."""
+    missing = missing_binaries()
+    if missing:
+        pytest.skip(f"distributed test needs {', '.join(missing)} (.ci/run installs them)")
+    tmp = tmp_path_factory.mktemp("cluster")
+    with running_services(tmp / "services") as services:
+        home = tmp / "pg_home"
+        home.mkdir()
+        shutil.copyfile(PROJECT / "deploy" / "dagster.postgres.yaml", home / "dagster.yaml")
+        env = {
+            **os.environ, **services.env, "DAGSTER_HOME": str(home),
+            "CITEAUDIT_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_SECONDS),
+            "PYTHONUNBUFFERED": "1",
+        }
+        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
+            env.pop(var, None)
+        logs = {name: tmp / f"{name}.log" for name in ("w1", "w2")}
+        workers: dict[str, subprocess.Popen] = {}
+        try:
+            for name, log in logs.items():
+                workers[name] = start_worker(name, env, log)
+            wait_workers(services.broker, len(workers))
+            yield Cluster(services, env, home, workers, logs)
+        finally:
+            for proc in workers.values():
+                stop(proc)
+
+
+@pytest.fixture(scope="module", params=sorted(ROOT_KINDS))
+def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A small demo corpus and its outputs from an in-process run on local disk."""
+    tmp = tmp_path_factory.mktemp("corpus")
+    raw = tmp / "raw"
+    demo_corpus.generate(raw, seed=SEED, answers=ANSWERS, days=DAYS)
+    local = local_roots(raw, tmp / "in_process")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DAGSTER_HOME", str(tmp / "sqlite_home"))
+        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
+            mp.delenv(var, raising=False)
+        assert cli.main(run_command(local)[1:]) == 0
+    return {"tmp": tmp, "raw": raw, "want": local.outputs(), "kind": request.param,
+            "roots": lambda name: ROOT_KINDS[request.param](raw, tmp / name)}
+
+
+@pytest.fixture(scope="module")
+def celery_run(cluster: Cluster, corpus: dict) -> dict:
+    roots = corpus["roots"]("celery")
+    started = time.monotonic()
+    done = subprocess.run(run_command(roots, "--executor", "celery"), env=cluster.env,
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {"roots": roots, "seconds": time.monotonic() - started}
+
+
+def test_celery_run_gives_the_in_process_bytes(corpus: dict, celery_run: dict) -> None:
+    got = celery_run["roots"].outputs()
+    assert {rel.split("/")[0] for rel in digests(got)} >= set(judged_assets())
+    same_outputs(got, corpus["want"])
+
+
+def test_runs_are_in_postgres_and_steps_ran_on_both_workers(
+    cluster: Cluster, celery_run: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in cluster.env.items():
+        if key.startswith(("CITEAUDIT_PG_", "DAGSTER_HOME")):
+            monkeypatch.setenv(key, value)
+    with dg.DagsterInstance.get() as instance:
+        assert "postgres" in type(instance.run_storage).__module__
+        runs = instance.get_runs(
+            dg.RunsFilter(tags={"citeaudit/derived": str(Path(celery_run["roots"].derived))})
+        )
+        jobs = sorted({run.job_name for run in runs})
+        assert {"daily_audit", "judged_audit"} <= set(jobs)
+        assert all(run.status == dg.DagsterRunStatus.SUCCESS for run in runs)
+        # The registry step claimed a slot of its pool, limited to one across all workers.
+        pool = instance.event_log_storage.get_concurrency_info("scholarly_registries")
+        assert pool.limit == 1 and not pool.claimed_slots
+        assert "scholarly_registries" in instance.event_log_storage.get_concurrency_keys()
+    for name, log in cluster.logs.items():
+        assert "succeeded in" in log.read_text(errors="replace"), f"worker {name} ran no step"
+
+
+def test_unreachable_services_are_named(
+    cluster: Cluster, corpus: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    roots = corpus["roots"]("refused")
+    argv = run_command(roots, "--executor", "celery")[1:]
+    sqlite_home = tmp_path / "sqlite_home"
+    sqlite_home.mkdir()
+    shutil.copyfile(PROJECT / "dagster.yaml", sqlite_home / "dagster.yaml")
+    cases = {
+        "cannot reach the Celery broker": {
+            "CITEAUDIT_CELERY_BROKER": f"redis://127.0.0.1:{_closed_port()}/0"},
+        "no Celery worker consumes": {
+            "CITEAUDIT_CELERY_BROKER": f"redis://127.0.0.1:{cluster.services.redis_port}/7"},
+        "cannot reach the Dagster instance's Postgres": {"CITEAUDIT_PG_PORT": str(_closed_port())},
+        "needs a shared Dagster instance": {"DAGSTER_HOME": str(sqlite_home)},
+    }
+    for needle, override in cases.items():
+        for key, value in {**cluster.env, **override}.items():
+            monkeypatch.setenv(key, value)
+        code = cli.main(argv)
+        message = " ".join(capsys.readouterr().err.split())
+        assert code == 4, (needle, message[-2000:])
+        assert needle in message, (needle, message[-2000:])
+    assert not list(Path(roots.derived).rglob("data.parquet")), "a refused run wrote outputs"
+
+
+def _closed_port() -> int:
+    from distributed_services import free_port
+
+    return free_port()  # bound and released at once: nothing listens there
+
+
+TASK_LINE = re.compile(r"Task execute_plan\[([0-9a-f-]+)\] (received|succeeded|failed|raised)")
+
+
+def in_flight(log: Path) -> list[str]:
+    """Task ids the worker received and has not finished."""
+    state: dict[str, str] = {}
+    for task, what in TASK_LINE.findall(log.read_text(errors="replace")):
+        state[task] = what
+    return [task for task, what in state.items() if what == "received"]
+
+
+def test_sigkill_of_a_busy_worker_hands_its_step_to_the_other(
+    cluster: Cluster, corpus: dict, celery_run: dict
+) -> None:
+    roots = corpus["roots"]("killed")
+    derived = Path(roots.derived)
+    names = judged_assets()
+    proc = subprocess.Popen(run_command(roots, "--executor", "celery"), env=cluster.env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    victim = task = None
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while proc.poll() is None and time.monotonic() < deadline:
+            judged_started = any((derived / n).is_dir() for n in names)
+            busy = {n: in_flight(log) for n, log in cluster.logs.items()}
+            busy = {n: ids for n, ids in busy.items() if ids}
+            if judged_started and busy:
+                victim, ids = sorted(busy.items())[0]
+                task = ids[0]
+                os.killpg(cluster.workers[victim].pid, signal.SIGKILL)
+                cluster.workers[victim].wait(timeout=30)
+                break
+            time.sleep(0.05)
+        assert victim, "the run ended before a judged step was seen on a worker"
+        # Right after the kill, every visible file reads whole.
+        for path in sorted(derived.rglob("data.parquet")):
+            pq.read_table(path)
+        _out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    assert proc.returncode == 0, err[-3000:]
+    survivor = next(n for n in cluster.logs if n != victim)
+    finished = dict(TASK_LINE.findall(cluster.logs[survivor].read_text(errors="replace")))
+    assert finished.get(task) == "succeeded", f"step {task} of the dead worker was not redone"
+    same_outputs(roots.outputs(), corpus["want"])
+    assert not list(derived.rglob("*.tmp")), "a temporary file of the killed step survived"
