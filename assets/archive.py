@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from assets._metadata import table_metadata
-from citeaudit import config, parquet_io
+from citeaudit import config, parquet_io, storage
 from citeaudit.archive import crawl
 from citeaudit.archive.index import index_paths
 from citeaudit.archive.schema import CAPTURES_TABLE_SCHEMA, with_origin
@@ -110,6 +110,6 @@ def captures(context: dg.AssetExecutionContext, paths: PathsResource) -> dg.Mate
 
 def _head(path: Path, rows: int = 5) -> pa.Table:
     """The first rows of a parquet file (for the preview), without reading the rest."""
-    parquet = pq.ParquetFile(path)
+    parquet = pq.ParquetFile(storage.arrow_source(path))
     batch = next(parquet.iter_batches(batch_size=rows), None)
     return parquet.schema_arrow.empty_table() if batch is None else pa.Table.from_batches([batch])

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from assets._metadata import table_metadata
-from citeaudit import codebook, config, parquet_io
+from citeaudit import codebook, config, parquet_io, storage
 from citeaudit.archive.replay import add_replay_column
 from citeaudit.layout import codebook_versions
 from citeaudit.support import adjudication, agreement, evidence, judgments
@@ -176,7 +176,7 @@ def support_evidence(context: dg.AssetExecutionContext,
         path = parquet_io.write_partition_batches(
             tally(evidence.support_evidence_batches(*inputs, book, Path(work))), None,
             paths.derived, "support_evidence", part)
-    rows = pq.ParquetFile(path).metadata.num_rows
+    rows = pq.ParquetFile(storage.arrow_source(path)).metadata.num_rows
     meta = table_metadata(
         pa.Table.from_batches(first), path,
         signals=", ".join(f"{k}: {v}" for k, v in sorted(signals.items(),

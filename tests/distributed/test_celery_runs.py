@@ -6,8 +6,9 @@ A small demo corpus is run once in process (embedded SQLite) and once with
 killed with SIGKILL while it executes a step: the step is handed to the other worker, the run
 completes with the same bytes, and nothing half-written is ever visible.
 
-The roots are a parameter of the harness (``Roots``): local folders here; object-storage roots
-plug in as another ``Roots`` factory without changing the tests.
+The Celery runs read raw and write derived on S3 (a moto_server on loopback, as another
+machine's workers would share them); the in-process reference run is on local disk. The roots
+are a parameter of the harness (``Roots``): ``ROOT_KINDS`` names the kinds the tests run on.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from distributed_services import (
@@ -37,6 +39,7 @@ from distributed_services import (
 from ops_support import digests, judged_assets
 
 from citeaudit import cli, demo_corpus
+from tests.storage.moto_s3 import MotoS3
 
 pytestmark = pytest.mark.distributed
 
@@ -52,19 +55,47 @@ FETCH_TIME_COLUMNS = {"scholarly_records": "fetched_at"}
 
 @dataclass(frozen=True)
 class Roots:
-    """Where a run reads and writes: ``raw`` and ``derived`` as given to ``citeaudit run``, and
-    ``outputs`` reading back every visible output file (relative path → local copy)."""
+    """Where a run reads and writes: ``raw`` and ``derived`` as given to ``citeaudit run``;
+    ``files`` lists the visible output files (relative paths), ``read`` gives one's bytes, and
+    ``outputs`` copies every visible output into a local folder (returned)."""
 
     raw: str
     derived: str
+    files: Callable[[], list[str]]
+    read: Callable[[str], bytes]
     outputs: Callable[[], Path]
 
 
 def local_roots(raw: Path, derived: Path) -> Roots:
-    return Roots(str(raw), str(derived), lambda: derived)
+    def files() -> list[str]:
+        return sorted(p.relative_to(derived).as_posix() for p in derived.rglob("*")
+                      if p.is_file()) if derived.is_dir() else []
+
+    return Roots(str(raw), str(derived), files, lambda rel: (derived / rel).read_bytes(),
+                 lambda: derived)
 
 
-ROOT_KINDS: dict[str, Callable[[Path, Path], Roots]] = {"local": local_roots}
+def s3_roots(s3: MotoS3, raw: str, name: str, scratch: Path) -> Roots:
+    """Derived under ``s3://<bucket>/<name>``, raw the bucket's uploaded copy of the corpus."""
+    derived = s3.root(BUCKET, name)
+
+    def outputs() -> Path:
+        out = scratch / name
+        shutil.rmtree(out, ignore_errors=True)
+        for rel, body in s3.keys(derived).items():
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_bytes(body)
+        return out
+
+    return Roots(raw, derived, lambda: s3.names(derived), lambda rel: s3.get(derived, rel),
+                 outputs)
+
+
+BUCKET = "citeaudit-distributed"
+# The kinds of roots the Celery runs use: S3 as workers on several machines would share it. Local
+# folders work the same (``local_roots``; the in-process reference run uses them) but would
+# double the test's time.
+ROOT_KINDS = ("s3",)
 
 
 def same_outputs(got: Path, want: Path) -> None:
@@ -93,7 +124,15 @@ class Cluster:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def s3() -> Iterator[MotoS3]:
+    """A moto_server on loopback with the test bucket, stopped by PID at the end."""
+    with MotoS3.start() as server:
+        server.create_bucket(BUCKET)
+        yield server
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, s3: MotoS3) -> Iterator[Cluster]:
     """Postgres, Redis and two Celery workers on loopback; every process stopped by PID."""
     missing = missing_binaries()
     if missing:
@@ -104,7 +143,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         home.mkdir()
         shutil.copyfile(PROJECT / "deploy" / "dagster.postgres.yaml", home / "dagster.yaml")
         env = {
-            **os.environ, **services.env, "DAGSTER_HOME": str(home),
+            **os.environ, **services.env, **s3.env, "DAGSTER_HOME": str(home),
+            "CITEAUDIT_STATE_DIR": str(tmp / "state"),
             "CITEAUDIT_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_SECONDS),
             "PYTHONUNBUFFERED": "1",
         }
@@ -122,9 +162,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                 stop(proc)
 
 
-@pytest.fixture(scope="module", params=sorted(ROOT_KINDS))
-def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """A small demo corpus and its outputs from an in-process run on local disk."""
+@pytest.fixture(scope="module", params=ROOT_KINDS)
+def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+           s3: MotoS3) -> dict:
+    """A small demo corpus and its outputs from an in-process run on local disk; ``roots(name)``
+    gives the roots of a Celery run of the same corpus."""
     tmp = tmp_path_factory.mktemp("corpus")
     raw = tmp / "raw"
     demo_corpus.generate(raw, seed=SEED, answers=ANSWERS, days=DAYS)
@@ -134,8 +176,17 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
             mp.delenv(var, raising=False)
         assert cli.main(run_command(local)[1:]) == 0
+    if request.param == "s3":
+        raw_uri = s3.root(BUCKET, "raw")
+        s3.upload_tree(raw, raw_uri)
+
+        def roots(name: str) -> Roots:
+            return s3_roots(s3, raw_uri, name, tmp / "downloads")
+    else:
+        def roots(name: str) -> Roots:
+            return local_roots(raw, tmp / name)
     return {"tmp": tmp, "raw": raw, "want": local.outputs(), "kind": request.param,
-            "roots": lambda name: ROOT_KINDS[request.param](raw, tmp / name)}
+            "roots": roots}
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +214,7 @@ def test_runs_are_in_postgres_and_steps_ran_on_both_workers(
     with dg.DagsterInstance.get() as instance:
         assert "postgres" in type(instance.run_storage).__module__
         runs = instance.get_runs(
-            dg.RunsFilter(tags={"citeaudit/derived": str(Path(celery_run["roots"].derived))})
+            dg.RunsFilter(tags={"citeaudit/derived": celery_run["roots"].derived})
         )
         jobs = sorted({run.job_name for run in runs})
         assert {"daily_audit", "judged_audit"} <= set(jobs)
@@ -200,7 +251,8 @@ def test_unreachable_services_are_named(
         message = " ".join(capsys.readouterr().err.split())
         assert code == 4, (needle, message[-2000:])
         assert needle in message, (needle, message[-2000:])
-    assert not list(Path(roots.derived).rglob("data.parquet")), "a refused run wrote outputs"
+    assert not [f for f in roots.files() if f.endswith("data.parquet")], \
+        "a refused run wrote outputs"
 
 
 def _closed_port() -> int:
@@ -224,7 +276,6 @@ def test_sigkill_of_a_busy_worker_hands_its_step_to_the_other(
     cluster: Cluster, corpus: dict, celery_run: dict
 ) -> None:
     roots = corpus["roots"]("killed")
-    derived = Path(roots.derived)
     names = judged_assets()
     proc = subprocess.Popen(run_command(roots, "--executor", "celery"), env=cluster.env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -233,7 +284,7 @@ def test_sigkill_of_a_busy_worker_hands_its_step_to_the_other(
     try:
         deadline = time.monotonic() + RUN_TIMEOUT
         while proc.poll() is None and time.monotonic() < deadline:
-            judged_started = any((derived / n).is_dir() for n in names)
+            judged_started = any(f.split("/")[0] in names for f in roots.files())
             busy = {n: in_flight(log) for n, log in cluster.logs.items()}
             busy = {n: ids for n, ids in busy.items() if ids}
             if judged_started and busy:
@@ -245,8 +296,10 @@ def test_sigkill_of_a_busy_worker_hands_its_step_to_the_other(
             time.sleep(0.05)
         assert victim, "the run ended before a judged step was seen on a worker"
         # Right after the kill, every visible file reads whole.
-        for path in sorted(derived.rglob("data.parquet")):
-            pq.read_table(path)
+        visible = [f for f in roots.files() if f.endswith("data.parquet")]
+        assert visible, "no output was visible when the worker was killed"
+        for rel in visible:
+            pq.read_table(pa.BufferReader(roots.read(rel)))
         _out, err = proc.communicate(timeout=RUN_TIMEOUT)
     finally:
         if proc.poll() is None:
@@ -257,4 +310,5 @@ def test_sigkill_of_a_busy_worker_hands_its_step_to_the_other(
     finished = dict(TASK_LINE.findall(cluster.logs[survivor].read_text(errors="replace")))
     assert finished.get(task) == "succeeded", f"step {task} of the dead worker was not redone"
     same_outputs(roots.outputs(), corpus["want"])
-    assert not list(derived.rglob("*.tmp")), "a temporary file of the killed step survived"
+    assert not [f for f in roots.files() if f.endswith(".tmp")], \
+        "a temporary file of the killed step survived"

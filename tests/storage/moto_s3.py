@@ -139,6 +139,20 @@ class MotoS3:
                 out[item["Key"][len(prefix) + 1:]] = body
         return out
 
+    def names(self, uri: str) -> list[str]:
+        """The relative keys of every object under ``uri`` (a listing, no bodies), sorted."""
+        bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+        client, out = self.client(), []
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket,
+                                                                    Prefix=f"{prefix}/"):
+            out += [item["Key"][len(prefix) + 1:] for item in page.get("Contents", [])]
+        return sorted(out)
+
+    def get(self, uri: str, rel: str) -> bytes:
+        """The bytes of the object ``rel`` under ``uri``."""
+        bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+        return self.client().get_object(Bucket=bucket, Key=f"{prefix}/{rel}")["Body"].read()
+
     def apply(self, monkeypatch) -> None:
         """Point this process at the server (pytest's monkeypatch undoes it)."""
         for name, value in self.env.items():
