@@ -70,13 +70,22 @@ ENDPOINT_INPUTS = ("tuple_digest", "record_digest", "parent_record", "annotated_
 
 def endpoints(con: duckdb.DuckDBPyConnection, ledger: pa.Table, book: Codebook) -> pa.Table:
     """``omission_endpoints`` of a ledger under a codebook: one row per current tuple."""
-    # current view -> R_O -> priority and policy, kept inside DuckDB between the steps
     con.register("sr_ledger", ledger.select(list(ENDPOINT_INPUTS)))
+    return endpoint_relation(con, book).to_arrow_table()
+
+
+def endpoint_relation(con: duckdb.DuckDBPyConnection, book: Codebook) -> duckdb.DuckDBPyRelation:
+    """``omission_endpoints`` of the ledger ``sr_ledger`` (a view or table with at least
+    ENDPOINT_INPUTS) as a lazy relation, for the caller to stream or fetch."""
+    # current view -> R_O -> priority and policy, kept inside DuckDB between the steps
+    for table in ("sr_tuples", "sr_resolved"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
     duck.create_table(con, "sr_tuples", "source_risk/select_current_records")
     duck.create_table(con, "sr_resolved", "source_risk/resolve_omission")
     con.register("sr_rules", abstain_rules(book))
     disclose = sorted(r.name for r in book.source_roles.values() if r.requires_disclosure)
-    return duck.query(con, "source_risk/score_endpoints", {
+    text = duck.sql_text("source_risk/score_endpoints")
+    return con.sql(text, params={
         "contextualize_above": book.policy.contextualize_above,
         "disclosure_roles": disclose,
     })

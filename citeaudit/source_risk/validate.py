@@ -1,7 +1,9 @@
 """Validate source-risk lines in seed 000's order and split them into ledger rows and rejections.
 
-Everything row-wise runs in DuckDB SQL over the whole batch (``sql/source_risk/``); Python only
-hashes (hashlib over the canonical strings SQL builds) and hands Arrow tables between steps:
+Lines come in batches (:class:`Ledger`: ``add`` one batch at a time, ``finish`` once); every
+row-wise step runs in DuckDB SQL over the batch (``sql/source_risk/``); Python only hashes
+(hashlib over the canonical strings SQL builds, read from Arrow buffers) and hands Arrow tables
+between steps:
 
 1. ``type_record_lines``: parse, keep JSON types ("U", 0, null, missing key stay apart), join
    the answers (answer and query snapshot) and, when available, aligned captures;
@@ -9,13 +11,23 @@ hashes (hashlib over the canonical strings SQL builds) and hands Arrow tables be
    (record canonical JSON) → hash;
 3. ``check_records``: the first defect in order (fields and hashes → predicates and evidence →
    dimensions and weights);
-4. ``link_revisions``: duplicates and parent links of the append-only ledger.
+4. the batch leaves three things in DuckDB: the lines that passed, as ledger rows
+   (``select_sealed_records``), the rejected lines (``select_checked_rejections``) and a small
+   key table of the lines that passed (``select_line_keys``: 32-byte record, tuple and line
+   digests and the parent reference);
+5. ``finish``: lineage over the key table of every batch (``link_revisions``: duplicates,
+   parents anywhere in the input or in earlier ledger partitions, in either order), then the
+   ledger (``select_records``) and the rejections (``select_rejected_records``) are read out as
+   relations, to be streamed to parquet or fetched whole.
+
+The batch size changes nothing but memory: one batch or many give the same rows (a test).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import duckdb
@@ -25,8 +37,8 @@ import pyarrow.compute as pc
 from citeaudit import duck
 from citeaudit.source_risk import contract
 from citeaudit.source_risk.digests import canonical_json, sha256_column, sha256_hex
+from citeaudit.source_risk.lines import LINES_SCHEMA
 
-LINES_SCHEMA = pa.schema([("file", pa.string()), ("line", pa.int64()), ("raw", pa.string())])
 ANSWERS_SCHEMA = pa.schema([
     ("answer_id", pa.string()), ("query_id", pa.string()), ("query_sha256", pa.string()),
     ("answer_text", pa.string()), ("answer_sha256", pa.string()), ("observed_at", pa.string()),
@@ -39,6 +51,13 @@ PRIOR_SCHEMA = pa.schema([
     ("record_digest", pa.string()), ("tuple_digest", pa.string()),
     ("line_sha256", pa.string()), ("line_canonical_sha256", pa.string()),
 ])
+__all__ = ["ANSWERS_SCHEMA", "LINES_SCHEMA", "PRIOR_SCHEMA", "SOURCES_SCHEMA", "Ledger",
+           "Settings", "Validated", "validate"]
+
+# The tables one batch builds and the next batch replaces.
+BATCH_TABLES = ("sr_typed", "sr_sealed_tuples", "sr_sealed_records", "sr_checked")
+# The tables a run accumulates over its batches.
+RUN_TABLES = ("sr_spool", "sr_rejects", "sr_line_keys", "sr_digests", "sr_linked")
 
 
 @dataclass(frozen=True)
@@ -65,7 +84,7 @@ class Settings:
 
 @dataclass(frozen=True)
 class Validated:
-    """Accepted ledger rows and rejected lines of one batch, and every line's digests.
+    """Accepted ledger rows and rejected lines, and every line's digests.
 
     ``digests`` (file, line, tuple_digest, record_digest) holds the digests computed for every
     typed line, accepted or not: sealing a record is validating it and keeping these.
@@ -74,6 +93,14 @@ class Validated:
     records: pa.Table
     rejected: pa.Table
     digests: pa.Table
+
+
+def relation(con: duckdb.DuckDBPyConnection, name: str,
+             params: dict | None = None) -> duckdb.DuckDBPyRelation:
+    """A project SQL file as a lazy DuckDB relation (streamed by the caller, never drained)."""
+    text = duck.sql_text(name)
+    used = {k: v for k, v in (params or {}).items() if f"${k}" in text}
+    return con.sql(text, params=used or None)
 
 
 def _hash_into(con: duckdb.DuckDBPyConnection, name: str, table: str,
@@ -91,6 +118,125 @@ def empty(schema: pa.Schema) -> pa.Table:
     return schema.empty_table()
 
 
+class Ledger:
+    """One validation run: batches of lines in, the ledger and the rejections out.
+
+    ``answers``/``sources``/``prior`` follow ANSWERS_SCHEMA/SOURCES_SCHEMA/PRIOR_SCHEMA and may
+    be omitted (records must then carry their snapshots, as the conformance fixtures do). The
+    accumulated rows live in DuckDB tables of ``con`` (give it a database file and a memory
+    limit to keep a large run out of memory). ``keep_digests`` also keeps every line's digests.
+    """
+
+    def __init__(self, settings: Settings, answers: pa.Table | None = None,
+                 sources: pa.Table | None = None,
+                 prior: pa.Table | duckdb.DuckDBPyRelation | None = None,
+                 con: duckdb.DuckDBPyConnection | None = None, keep_digests: bool = False):
+        self.con = con or duck.connect()
+        self.params = settings.params()
+        self.keep_digests = keep_digests
+        self.batches = 0
+        self.finished = False
+        for table in BATCH_TABLES + RUN_TABLES:
+            self.con.execute(f"DROP TABLE IF EXISTS {table}")
+        self.con.register("sr_answers", answers if answers is not None else empty(ANSWERS_SCHEMA))
+        self.con.register("sr_sources", sources if sources is not None else empty(SOURCES_SCHEMA))
+        if isinstance(prior, duckdb.DuckDBPyRelation):
+            prior.create_view("sr_prior", replace=True)
+        else:
+            self.con.register("sr_prior", prior if prior is not None else empty(PRIOR_SCHEMA))
+
+    def _append(self, table: str, name: str, params: dict | None = None) -> None:
+        rel = relation(self.con, name, params)
+        if self.batches == 0:
+            rel.create(table)
+        else:
+            rel.insert_into(table)
+
+    def add(self, lines: pa.Table) -> None:
+        """Type, seal and check one batch of lines (file, line, raw) and keep what it yields."""
+        if self.finished:
+            raise RuntimeError("this ledger is finished; start a new one")
+        con, params = self.con, self.params
+        raw = lines.column("raw")
+        con.register("sr_lines", pa.table({
+            "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
+            "line_sha256": sha256_column(raw)}))
+        for table in BATCH_TABLES:
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+        duck.create_table(con, "sr_typed", "source_risk/type_record_lines", params)
+        typed = con.table("sr_typed").select(
+            "file", "line", "answer_carried_text", "answer_joined_sha256", "source_text",
+            "source_record_json").to_arrow_table()
+        carried = sha256_column(typed.column("answer_carried_text"))
+        con.register("sr_content_hashes", pa.table({
+            "file": typed.column("file"), "line": typed.column("line"),
+            "answer_text_sha256": pc.coalesce(carried, typed.column("answer_joined_sha256")),
+            "source_text_sha256": sha256_column(typed.column("source_text")),
+            "source_record_sha256": sha256_column(typed.column("source_record_json")),
+        }))
+        duck.create_table(con, "sr_sealed_tuples", "source_risk/seal_tuples", params)
+        _hash_into(con, "sr_tuple_hashes", "sr_sealed_tuples",
+                   {"tuple_json": "tuple_digest_calc"})
+        duck.create_table(con, "sr_sealed_records", "source_risk/seal_records", params)
+        _hash_into(con, "sr_record_hashes", "sr_sealed_records",
+                   {"record_json": "record_digest_calc"})
+        duck.create_table(con, "sr_checked", "source_risk/check_records", params)
+        self._append("sr_spool", "source_risk/select_sealed_records")
+        self._append("sr_rejects", "source_risk/select_checked_rejections")
+        self._append("sr_line_keys", "source_risk/select_line_keys")
+        if self.keep_digests:
+            self._append("sr_digests", "source_risk/select_line_digests")
+        self.batches += 1
+
+    def finish(self) -> None:
+        """Resolve lineage over every batch (and the prior ledger); run once, after ``add``."""
+        if self.finished:
+            return
+        if self.batches == 0:
+            self.add(LINES_SCHEMA.empty_table())
+        con = self.con
+        cands = duck.query(con, "source_risk/select_parent_candidates")
+        canon = []
+        if cands.num_rows:
+            con.register("sr_candidates", cands)
+            lines = duck.query(con, "source_risk/select_candidate_lines")
+            canon = [hashlib.sha256(canonical_json(json.loads(r))).hexdigest()
+                     for r in lines.column("raw").to_pylist()]
+            cands = lines.select(["file", "line"])
+        con.register("sr_line_canon", pa.table({
+            "file": cands.column("file"), "line": cands.column("line"),
+            "line_canonical_sha256": pa.array(canon, type=pa.string())}))
+        duck.create_table(con, "sr_linked", "source_risk/link_revisions")
+        for table in BATCH_TABLES:
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+        self.finished = True
+
+    def records(self) -> duckdb.DuckDBPyRelation:
+        """The ledger rows (``source_risk_records``), ordered by record digest."""
+        self.finish()
+        return relation(self.con, "source_risk/select_records",
+                        {"gate": contract.VALIDATION_GATE})
+
+    def rejected(self) -> duckdb.DuckDBPyRelation:
+        """The rejected lines (``rejected_records``), ordered by file and line."""
+        self.finish()
+        return relation(self.con, "source_risk/select_rejected_records")
+
+    def digests(self) -> pa.Table:
+        """Every typed line's (file, line, tuple_digest, record_digest); needs keep_digests."""
+        self.finish()
+        return self.con.sql("SELECT * FROM sr_digests ORDER BY file, line").to_arrow_table()
+
+
+def run(batches: Iterable[pa.Table], settings: Settings, **context) -> Ledger:
+    """A finished :class:`Ledger` over batches of lines (``context``: as for Ledger)."""
+    ledger = Ledger(settings, **context)
+    for batch in batches:
+        ledger.add(batch)
+    ledger.finish()
+    return ledger
+
+
 def validate(
     lines: pa.Table,
     settings: Settings,
@@ -98,50 +244,14 @@ def validate(
     sources: pa.Table | None = None,
     prior: pa.Table | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
+    batch_rows: int | None = None,
 ) -> Validated:
-    """Type, seal and check a batch of source-risk lines (file, line, raw).
-
-    ``answers``/``sources``/``prior`` follow ANSWERS_SCHEMA/SOURCES_SCHEMA/PRIOR_SCHEMA and may
-    be omitted (records must then carry their snapshots, as the conformance fixtures do).
-    """
-    con = con or duck.connect()
-    params = settings.params()
-    raw = lines.column("raw")
-    con.register("sr_lines", pa.table({
-        "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
-        "line_sha256": sha256_column(raw)}))
-    con.register("sr_answers", answers if answers is not None else empty(ANSWERS_SCHEMA))
-    con.register("sr_sources", sources if sources is not None else empty(SOURCES_SCHEMA))
-    con.register("sr_prior", prior if prior is not None else empty(PRIOR_SCHEMA))
-
-    duck.create_table(con, "sr_typed", "source_risk/type_record_lines", params)
-    typed = con.table("sr_typed").select(
-        "file", "line", "answer_carried_text", "answer_joined_sha256", "source_text",
-        "source_record_json").to_arrow_table()
-    carried = sha256_column(typed.column("answer_carried_text"))
-    con.register("sr_content_hashes", pa.table({
-        "file": typed.column("file"), "line": typed.column("line"),
-        "answer_text_sha256": pc.coalesce(carried, typed.column("answer_joined_sha256")),
-        "source_text_sha256": sha256_column(typed.column("source_text")),
-        "source_record_sha256": sha256_column(typed.column("source_record_json")),
-    }))
-    duck.create_table(con, "sr_sealed_tuples", "source_risk/seal_tuples", params)
-    _hash_into(con, "sr_tuple_hashes", "sr_sealed_tuples", {"tuple_json": "tuple_digest_calc"})
-    duck.create_table(con, "sr_sealed_records", "source_risk/seal_records", params)
-    _hash_into(con, "sr_record_hashes", "sr_sealed_records",
-               {"record_json": "record_digest_calc"})
-    duck.create_table(con, "sr_checked", "source_risk/check_records", params)
-
-    cands = duck.query(con, "source_risk/select_parent_candidates")
-    canon = [hashlib.sha256(canonical_json(json.loads(r))).hexdigest()
-             for r in cands.column("raw").to_pylist()]
-    con.register("sr_line_canon", pa.table({
-        "file": cands.column("file"), "line": cands.column("line"),
-        "line_canonical_sha256": pa.array(canon, type=pa.string())}))
-    duck.create_table(con, "sr_linked", "source_risk/link_revisions", params)
-    records = duck.query(con, "source_risk/select_records",
-                         {"gate": contract.VALIDATION_GATE})
-    rejected = duck.query(con, "source_risk/select_rejected_records").cast(
-        contract.REJECTED_SCHEMA)
-    digests = duck.query(con, "source_risk/select_line_digests")
-    return Validated(records, rejected, digests)
+    """Type, seal and check lines (file, line, raw) in memory, in batches of ``batch_rows``
+    (default: one batch), and return the ledger, the rejections and every line's digests."""
+    size = batch_rows or max(1, lines.num_rows)
+    batches = [lines.slice(i, size) for i in range(0, lines.num_rows, size)]
+    ledger = run(batches, settings, answers=answers, sources=sources, prior=prior, con=con,
+                 keep_digests=True)
+    return Validated(ledger.records().to_arrow_table(),
+                     ledger.rejected().to_arrow_table().cast(contract.REJECTED_SCHEMA),
+                     ledger.digests())
