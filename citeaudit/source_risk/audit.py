@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +142,9 @@ class Written:
     paths: dict[str, Path]
     rows: dict[str, int] = field(default_factory=dict)
     source_snapshots: str = "record_url"
+    lines: int = 0
+    # seconds per phase: read (lines and dating), the ledger's steps, then each write
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 def _rows_in(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
@@ -160,9 +164,9 @@ def _rows_in(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.Table]
         yield pa.Table.from_batches(pending) if pending else None
 
 
-def stream_parquet(rel, path: Path, schema: pa.Schema | None = None) -> int:
-    """Write a DuckDB relation to ``path`` by row groups (never fetched whole); rows written."""
-    reader = rel.to_arrow_reader(ROW_GROUP)
+def stream_parquet(reader: pa.RecordBatchReader, path: Path,
+                   schema: pa.Schema | None = None) -> int:
+    """Write record batches to ``path`` by row groups (never gathered whole); rows written."""
     target = schema or reader.schema
     rows = 0
     with pq.ParquetWriter(path, target, compression="zstd", write_statistics=True,
@@ -177,8 +181,8 @@ def stream_parquet(rel, path: Path, schema: pa.Schema | None = None) -> int:
 
 
 def work_connection(folder: Path):
-    """A DuckDB database file in ``folder`` whose tables and sorts spill there past a limit."""
-    con = duck.connect(folder / "work.duckdb")
+    """A DuckDB connection whose joins and sorts spill to ``folder`` past a memory limit."""
+    con = duck.connect()
     con.execute("SET memory_limit = $m", {"m": MEMORY_LIMIT})
     con.execute("SET temp_directory = $t", {"t": str(folder / "spill")})
     con.execute("SET preserve_insertion_order = true")
@@ -205,23 +209,39 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
         prior=con.read_parquet([str(p) for p in prior]).select(
             *validate.PRIOR_SCHEMA.names) if prior else None,
         con=con,
+        work=work / "ledger",
     )
-    for batch in lines.dated_batches(raw, date, answer_dates(derived), con, block_bytes):
+    batches = lines.dated_batches(raw, date, answer_dates(derived), con, block_bytes)
+    seconds = {"read": 0.0}
+    while True:
+        start = time.perf_counter()
+        batch = next(batches, None)
+        seconds["read"] += time.perf_counter() - start
+        if batch is None:
+            break
         ledger.add(batch)
     ledger.finish()
-    written = Written(dict(out), source_snapshots=mode)
+    seconds.update(ledger.seconds)
+    written = Written(dict(out), source_snapshots=mode, lines=ledger.lines, seconds=seconds)
     rows = written.rows
-    rows["source_risk_records"] = stream_parquet(ledger.records(), out["source_risk_records"])
-    rows["rejected_records"] = stream_parquet(ledger.rejected(), out["rejected_records"],
-                                              contract.REJECTED_SCHEMA)
+
+    def timed(step: str, make, path: Path, schema: pa.Schema | None = None) -> None:
+        start = time.perf_counter()
+        rows[step] = stream_parquet(make(), path, schema)
+        seconds[f"write_{step}"] = time.perf_counter() - start
+
+    timed("source_risk_records", ledger.records, out["source_risk_records"])
+    timed("rejected_records", ledger.rejected, out["rejected_records"], contract.REJECTED_SCHEMA)
     con.read_parquet(str(out["source_risk_records"])).select(
         *endpoint.ENDPOINT_INPUTS).create_view("sr_ledger", replace=True)
-    rows["omission_endpoints"] = stream_parquet(endpoint.endpoint_relation(con, book),
-                                                out["omission_endpoints"])
+    timed("omission_endpoints",
+          lambda: endpoint.endpoint_relation(con, book).to_arrow_reader(ROW_GROUP),
+          out["omission_endpoints"])
     con.read_parquet(str(out["omission_endpoints"])).create_view("sr_endpoints", replace=True)
-    rows["source_risk_claim_ledger"] = stream_parquet(
-        validate.relation(con, "source_risk/summarize_claim_ledger"),
-        out["source_risk_claim_ledger"])
+    timed("source_risk_claim_ledger",
+          lambda: validate.relation(
+              con, "source_risk/summarize_claim_ledger").to_arrow_reader(ROW_GROUP),
+          out["source_risk_claim_ledger"])
     con.close()
     return written
 

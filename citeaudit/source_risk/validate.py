@@ -11,14 +11,15 @@ between steps:
    (record canonical JSON) → hash;
 3. ``check_records``: the first defect in order (fields and hashes → predicates and evidence →
    dimensions and weights);
-4. the batch leaves three things in DuckDB: the lines that passed, as ledger rows
-   (``select_sealed_records``), the rejected lines (``select_checked_rejections``) and a small
-   key table of the lines that passed (``select_line_keys``: 32-byte record, tuple and line
-   digests and the parent reference);
+4. the batch leaves three things: the lines that passed, as ledger rows
+   (``select_sealed_records``), and the rejected lines (``select_checked_rejections``), each
+   in a parquet file of the batch in the work folder, and a small in-memory key table of the
+   lines that passed (``select_line_keys``: 32-byte record, tuple and line digests and the
+   parent reference);
 5. ``finish``: lineage over the key table of every batch (``link_revisions``: duplicates,
-   parents anywhere in the input or in earlier ledger partitions, in either order), then the
-   ledger (``select_records``) and the rejections (``select_rejected_records``) are read out as
-   relations, to be streamed to parquet or fetched whole.
+   parents anywhere in the input or in earlier ledger partitions, in either order); then the
+   ledger (``select_records``) and the rejections (``select_rejected_records``) are read out
+   batch file by batch file, in file and line order, to be streamed to parquet or gathered.
 
 The batch size changes nothing but memory: one batch or many give the same rows (a test).
 """
@@ -27,8 +28,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+import shutil
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -56,8 +63,10 @@ __all__ = ["ANSWERS_SCHEMA", "LINES_SCHEMA", "PRIOR_SCHEMA", "SOURCES_SCHEMA", "
 
 # The tables one batch builds and the next batch replaces.
 BATCH_TABLES = ("sr_typed", "sr_sealed_tuples", "sr_sealed_records", "sr_checked")
-# The tables a run accumulates over its batches.
-RUN_TABLES = ("sr_spool", "sr_rejects", "sr_line_keys", "sr_digests", "sr_linked")
+# The tables a run accumulates over its batches (the ledger rows go to parquet files).
+RUN_TABLES = ("sr_line_keys", "sr_digests", "sr_linked")
+SPOOL_COMPRESSION = "lz4_raw"
+BATCH_ROWS = 65_536  # rows per record batch read back from a batch file
 
 
 @dataclass(frozen=True)
@@ -124,18 +133,29 @@ class Ledger:
     ``answers``/``sources``/``prior`` follow ANSWERS_SCHEMA/SOURCES_SCHEMA/PRIOR_SCHEMA and may
     be omitted (records must then carry their snapshots, as the conformance fixtures do). The
     accumulated rows live in DuckDB tables of ``con`` (give it a database file and a memory
-    limit to keep a large run out of memory). ``keep_digests`` also keeps every line's digests.
+    limit to keep a large run's joins and sorts out of memory); the batch files go to ``work``
+    (a folder of this run's own, a temporary one by default, removed by :meth:`close`).
+    ``keep_digests`` also keeps every line's digests.
     """
 
     def __init__(self, settings: Settings, answers: pa.Table | None = None,
                  sources: pa.Table | None = None,
                  prior: pa.Table | duckdb.DuckDBPyRelation | None = None,
-                 con: duckdb.DuckDBPyConnection | None = None, keep_digests: bool = False):
+                 con: duckdb.DuckDBPyConnection | None = None, keep_digests: bool = False,
+                 work: Path | None = None):
         self.con = con or duck.connect()
+        self._own_work = work is None
+        self.work = Path(tempfile.mkdtemp(prefix="citeaudit-ledger-")) if work is None \
+            else Path(work)
+        for sub in ("spool", "rejects"):
+            (self.work / sub).mkdir(parents=True, exist_ok=True)
         self.params = settings.params()
         self.keep_digests = keep_digests
         self.batches = 0
+        self.lines = 0
         self.finished = False
+        # seconds spent per step over every batch (the benchmark's per-phase figures)
+        self.seconds: dict[str, float] = defaultdict(float)
         for table in BATCH_TABLES + RUN_TABLES:
             self.con.execute(f"DROP TABLE IF EXISTS {table}")
         self.con.register("sr_answers", answers if answers is not None else empty(ANSWERS_SCHEMA))
@@ -144,6 +164,14 @@ class Ledger:
             prior.create_view("sr_prior", replace=True)
         else:
             self.con.register("sr_prior", prior if prior is not None else empty(PRIOR_SCHEMA))
+
+    @contextmanager
+    def _timed(self, step: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[step] += time.perf_counter() - start
 
     def _append(self, table: str, name: str, params: dict | None = None) -> None:
         rel = relation(self.con, name, params)
@@ -157,36 +185,51 @@ class Ledger:
         if self.finished:
             raise RuntimeError("this ledger is finished; start a new one")
         con, params = self.con, self.params
-        raw = lines.column("raw")
-        con.register("sr_lines", pa.table({
-            "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
-            "line_sha256": sha256_column(raw)}))
+        t = self._timed
+        with t("hash"):
+            raw = lines.column("raw")
+            con.register("sr_lines", pa.table({
+                "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
+                "line_sha256": sha256_column(raw)}))
         for table in BATCH_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {table}")
-        duck.create_table(con, "sr_typed", "source_risk/type_record_lines", params)
-        typed = con.table("sr_typed").select(
-            "file", "line", "answer_carried_text", "answer_joined_sha256", "source_text",
-            "source_record_json").to_arrow_table()
-        carried = sha256_column(typed.column("answer_carried_text"))
-        con.register("sr_content_hashes", pa.table({
-            "file": typed.column("file"), "line": typed.column("line"),
-            "answer_text_sha256": pc.coalesce(carried, typed.column("answer_joined_sha256")),
-            "source_text_sha256": sha256_column(typed.column("source_text")),
-            "source_record_sha256": sha256_column(typed.column("source_record_json")),
-        }))
-        duck.create_table(con, "sr_sealed_tuples", "source_risk/seal_tuples", params)
-        _hash_into(con, "sr_tuple_hashes", "sr_sealed_tuples",
-                   {"tuple_json": "tuple_digest_calc"})
-        duck.create_table(con, "sr_sealed_records", "source_risk/seal_records", params)
-        _hash_into(con, "sr_record_hashes", "sr_sealed_records",
-                   {"record_json": "record_digest_calc"})
-        duck.create_table(con, "sr_checked", "source_risk/check_records", params)
-        self._append("sr_spool", "source_risk/select_sealed_records")
-        self._append("sr_rejects", "source_risk/select_checked_rejections")
-        self._append("sr_line_keys", "source_risk/select_line_keys")
-        if self.keep_digests:
-            self._append("sr_digests", "source_risk/select_line_digests")
+        with t("parse_and_type"):
+            duck.create_table(con, "sr_typed", "source_risk/type_record_lines", params)
+        with t("hash"):
+            typed = con.table("sr_typed").select(
+                "file", "line", "answer_carried_text", "answer_joined_sha256", "source_text",
+                "source_record_json").to_arrow_table()
+            carried = sha256_column(typed.column("answer_carried_text"))
+            con.register("sr_content_hashes", pa.table({
+                "file": typed.column("file"), "line": typed.column("line"),
+                "answer_text_sha256": pc.coalesce(carried, typed.column("answer_joined_sha256")),
+                "source_text_sha256": sha256_column(typed.column("source_text")),
+                "source_record_sha256": sha256_column(typed.column("source_record_json")),
+            }))
+        with t("canonical_json"):
+            duck.create_table(con, "sr_sealed_tuples", "source_risk/seal_tuples", params)
+        with t("hash"):
+            _hash_into(con, "sr_tuple_hashes", "sr_sealed_tuples",
+                       {"tuple_json": "tuple_digest_calc"})
+        with t("canonical_json"):
+            duck.create_table(con, "sr_sealed_records", "source_risk/seal_records", params)
+        with t("hash"):
+            _hash_into(con, "sr_record_hashes", "sr_sealed_records",
+                       {"record_json": "record_digest_calc"})
+        with t("checks"):
+            duck.create_table(con, "sr_checked", "source_risk/check_records", params)
+        with t("keep"):
+            name = f"{self.batches:06d}.parquet"
+            for sub, sql in (("spool", "select_sealed_records"),
+                             ("rejects", "select_checked_rejections")):
+                relation(con, f"source_risk/{sql}").write_parquet(
+                    str(self.work / sub / name), compression=SPOOL_COMPRESSION)
+            self._append("sr_line_keys", "source_risk/select_line_keys",
+                         {"batch": self.batches})
+            if self.keep_digests:
+                self._append("sr_digests", "source_risk/select_line_digests")
         self.batches += 1
+        self.lines += lines.num_rows
 
     def finish(self) -> None:
         """Resolve lineage over every batch (and the prior ledger); run once, after ``add``."""
@@ -194,11 +237,18 @@ class Ledger:
             return
         if self.batches == 0:
             self.add(LINES_SCHEMA.empty_table())
+        with self._timed("lineage"):
+            self._link()
+        self.finished = True
+
+    def _link(self) -> None:
         con = self.con
         cands = duck.query(con, "source_risk/select_parent_candidates")
         canon = []
         if cands.num_rows:
             con.register("sr_candidates", cands)
+            con.read_parquet([str(p) for p in self._parts("spool")]).create_view(
+                "sr_spool", replace=True)
             lines = duck.query(con, "source_risk/select_candidate_lines")
             canon = [hashlib.sha256(canonical_json(json.loads(r))).hexdigest()
                      for r in lines.column("raw").to_pylist()]
@@ -209,23 +259,52 @@ class Ledger:
         duck.create_table(con, "sr_linked", "source_risk/link_revisions")
         for table in BATCH_TABLES:
             con.execute(f"DROP TABLE IF EXISTS {table}")
-        self.finished = True
 
-    def records(self) -> duckdb.DuckDBPyRelation:
-        """The ledger rows (``source_risk_records``), ordered by record digest."""
-        self.finish()
-        return relation(self.con, "source_risk/select_records",
-                        {"gate": contract.VALIDATION_GATE})
+    def _parts(self, sub: str) -> list[Path]:
+        return [self.work / sub / f"{i:06d}.parquet" for i in range(self.batches)]
 
-    def rejected(self) -> duckdb.DuckDBPyRelation:
-        """The rejected lines (``rejected_records``), ordered by file and line."""
+    def _spooled(self, name: str, params: dict | None = None,
+                 schema: pa.Schema | None = None) -> pa.RecordBatchReader:
+        """A final SQL file run batch file by batch file (``sr_spool``, ``sr_rejects`` are one
+        batch's files), as a reader of record batches in file and line order."""
         self.finish()
-        return relation(self.con, "source_risk/select_rejected_records")
+        parts = list(zip(self._parts("spool"), self._parts("rejects"), strict=True))
+
+        def use(index: int) -> duckdb.DuckDBPyRelation:
+            spool, rejects = parts[index]
+            self.con.read_parquet(str(spool)).create_view("sr_spool", replace=True)
+            self.con.read_parquet(str(rejects)).create_view("sr_rejects", replace=True)
+            return relation(self.con, name, {**(params or {}), "batch": index})
+
+        target = schema or use(0).limit(0).to_arrow_table().schema
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for index in range(len(parts)):
+                for batch in use(index).to_arrow_reader(BATCH_ROWS):
+                    yield batch.cast(target) if schema else batch
+
+        return pa.RecordBatchReader.from_batches(target, batches())
+
+    def records(self) -> pa.RecordBatchReader:
+        """The ledger rows (``source_risk_records``), one per record digest, in line order."""
+        return self._spooled("source_risk/select_records", {"gate": contract.VALIDATION_GATE})
+
+    def rejected(self) -> pa.RecordBatchReader:
+        """The rejected lines (``rejected_records``), in file and line order."""
+        return self._spooled("source_risk/select_rejected_records",
+                             schema=contract.REJECTED_SCHEMA)
 
     def digests(self) -> pa.Table:
         """Every typed line's (file, line, tuple_digest, record_digest); needs keep_digests."""
         self.finish()
         return self.con.sql("SELECT * FROM sr_digests ORDER BY file, line").to_arrow_table()
+
+    def close(self) -> None:
+        """Remove the work folder when this ledger made it (the caller's is left alone)."""
+        if self._own_work:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
 
 
 def run(batches: Iterable[pa.Table], settings: Settings, **context) -> Ledger:
@@ -252,6 +331,8 @@ def validate(
     batches = [lines.slice(i, size) for i in range(0, lines.num_rows, size)]
     ledger = run(batches, settings, answers=answers, sources=sources, prior=prior, con=con,
                  keep_digests=True)
-    return Validated(ledger.records().to_arrow_table(),
-                     ledger.rejected().to_arrow_table().cast(contract.REJECTED_SCHEMA),
-                     ledger.digests())
+    try:
+        return Validated(ledger.records().read_all(), ledger.rejected().read_all(),
+                         ledger.digests())
+    finally:
+        ledger.close()

@@ -36,7 +36,7 @@ keyed AS (
 ),
 linked AS (
     SELECT
-        c.file, c.line, c.record_digest, c.parent_record, c.line_canonical_sha256,
+        c.batch, c.file, c.line, c.record_digest, c.parent_record, c.line_canonical_sha256,
         p.record_digest AS parent_digest,
         CASE
             WHEN c.dup_rank > 1 THEN 'duplicate_record'
@@ -48,7 +48,7 @@ linked AS (
     LEFT JOIN keyed AS p ON p.k = c.parent_key
 )
 SELECT
-    l.file, l.line, l.line_canonical_sha256,
+    l.batch, l.file, l.line, l.line_canonical_sha256,
     lower(hex(l.parent_digest)) AS parent_record_digest,
     l.final_defect,
     CASE WHEN l.final_defect IS NOT NULL THEN 'lineage' END AS final_stage,

@@ -2,7 +2,7 @@
 -- dates the line; NULL when DuckDB does not read one (Python's json then has the last word).
 -- Grain: one row per line of the batch. Input: sr_line_batch(file, line, raw).
 WITH v AS (
-    SELECT line, try(json_extract(raw, '$.answer_id')) AS value
+    SELECT line, CASE WHEN json_valid(raw) THEN json_extract(raw, '$.answer_id') END AS value
     FROM sr_line_batch
 )
 SELECT

@@ -1,8 +1,9 @@
 -- Purpose: the accepted records (`source_risk_records`), one per record digest: the ledger
 -- rows of every batch (sr_spool) that lineage kept, with the parent's record digest, typed
 -- predicates (NULL = unresolved), dimensions and the canonical JSON the record digest is taken
--- over. Grain: one row per record_digest. Inputs: sr_spool, sr_linked.
--- Parameter: $gate (the validation gate these records completed).
+-- over, in file and line order (the order of the input). Grain: one row per record_digest.
+-- Inputs: sr_spool (one batch's file), sr_linked.
+-- Parameters: $gate (the validation gate these records completed), $batch (the batch's index).
 SELECT
     s.record_digest,
     s.tuple_digest,
@@ -42,5 +43,5 @@ SELECT
     s.line
 FROM sr_spool AS s
 JOIN sr_linked AS l USING (file, line)
-WHERE l.final_defect IS NULL
-ORDER BY s.record_digest
+WHERE l.batch = $batch AND l.final_defect IS NULL
+ORDER BY s.file, s.line

@@ -1,7 +1,7 @@
 -- Purpose: `rejected_records`: every line that failed the contract, with its defect type, the
 -- stage that caught it, a reason and the raw text (nothing is lost): the ordered checks'
 -- rejections of every batch and lineage's. Grain: one row per rejected line.
--- Inputs: sr_rejects, sr_linked, sr_spool.
+-- Inputs: sr_rejects and sr_spool (one batch's files), sr_linked. Parameter: $batch.
 SELECT file, line, defect_type, stage, reason, detail, raw
 FROM sr_rejects
 UNION ALL
@@ -15,5 +15,5 @@ SELECT
     s.raw
 FROM sr_linked AS l
 JOIN sr_spool AS s USING (file, line)
-WHERE l.final_defect IS NOT NULL
+WHERE l.batch = $batch AND l.final_defect IS NOT NULL
 ORDER BY file, line

@@ -11,7 +11,9 @@
 WITH parsed AS (
     SELECT
         file, line, raw, line_sha256,
-        CASE WHEN ltrim(raw) LIKE '{%' THEN try(json_transform(raw, '{
+        -- json_valid first: TRY re-runs a whole vector row by row after one error, so a few
+        -- malformed lines among many would otherwise make every vector slow
+        CASE WHEN ltrim(raw) LIKE '{%' AND json_valid(raw) THEN try(json_transform(raw, '{
             "query_id": "JSON", "answer_id": "JSON", "claim_id": "VARCHAR",
             "source_url": "JSON", "source_role": "VARCHAR", "annotator_id": "VARCHAR",
             "annotated_at": "VARCHAR", "codebook_version": "JSON", "parent_record": "JSON",
