@@ -132,7 +132,8 @@ def prior_ledger(derived: Path, date: str, version: str) -> pa.Table | None:
 TABLES = ("source_risk_records", "rejected_records", "omission_endpoints",
           "source_risk_claim_ledger")
 ROW_GROUP = 65_536
-MEMORY_LIMIT = "512MB"
+MEMORY_LIMIT = "400MB"
+STORE = "sr_store"  # the database file the key table, lineage and endpoint steps live in
 
 
 @dataclass
@@ -181,11 +182,14 @@ def stream_parquet(reader: pa.RecordBatchReader, path: Path,
 
 
 def work_connection(folder: Path):
-    """A DuckDB connection whose joins and sorts spill to ``folder`` past a memory limit."""
+    """A DuckDB connection whose joins and sorts spill to ``folder`` past a memory limit, with
+    a database file there (``STORE``) for the tables that grow with the run."""
     con = duck.connect()
     con.execute("SET memory_limit = $m", {"m": MEMORY_LIMIT})
     con.execute("SET temp_directory = $t", {"t": str(folder / "spill")})
     con.execute("SET preserve_insertion_order = true")
+    con.execute(f"ATTACH $path AS {STORE}", {"path": str(folder / "store.duckdb")})
+    con.execute("SET search_path = $p", {"p": f"memory.main,{STORE}.main"})
     return con
 
 
@@ -210,6 +214,7 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
             *validate.PRIOR_SCHEMA.names) if prior else None,
         con=con,
         work=work / "ledger",
+        store=STORE,
     )
     batches = lines.dated_batches(raw, date, answer_dates(derived), con, block_bytes)
     seconds = {"read": 0.0}
@@ -235,7 +240,7 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
     con.read_parquet(str(out["source_risk_records"])).select(
         *endpoint.ENDPOINT_INPUTS).create_view("sr_ledger", replace=True)
     timed("omission_endpoints",
-          lambda: endpoint.endpoint_relation(con, book).to_arrow_reader(ROW_GROUP),
+          lambda: endpoint.endpoint_relation(con, book, STORE).to_arrow_reader(ROW_GROUP),
           out["omission_endpoints"])
     con.read_parquet(str(out["omission_endpoints"])).create_view("sr_endpoints", replace=True)
     timed("source_risk_claim_ledger",

@@ -133,17 +133,20 @@ class Ledger:
     ``answers``/``sources``/``prior`` follow ANSWERS_SCHEMA/SOURCES_SCHEMA/PRIOR_SCHEMA and may
     be omitted (records must then carry their snapshots, as the conformance fixtures do). The
     accumulated rows live in DuckDB tables of ``con`` (give it a database file and a memory
-    limit to keep a large run's joins and sorts out of memory); the batch files go to ``work``
-    (a folder of this run's own, a temporary one by default, removed by :meth:`close`).
-    ``keep_digests`` also keeps every line's digests.
+    limit to keep a large run's joins and sorts out of memory; ``store``, the name of a
+    database file attached to it, then holds the key table and the lineage, which DuckDB can
+    evict from memory there); the batch files go to ``work`` (a folder of this run's own, a
+    temporary one by default, removed by :meth:`close`). ``keep_digests`` also keeps every
+    line's digests.
     """
 
     def __init__(self, settings: Settings, answers: pa.Table | None = None,
                  sources: pa.Table | None = None,
                  prior: pa.Table | duckdb.DuckDBPyRelation | None = None,
                  con: duckdb.DuckDBPyConnection | None = None, keep_digests: bool = False,
-                 work: Path | None = None):
+                 work: Path | None = None, store: str | None = None):
         self.con = con or duck.connect()
+        self.store = store
         self._own_work = work is None
         self.work = Path(tempfile.mkdtemp(prefix="citeaudit-ledger-")) if work is None \
             else Path(work)
@@ -156,8 +159,10 @@ class Ledger:
         self.finished = False
         # seconds spent per step over every batch (the benchmark's per-phase figures)
         self.seconds: dict[str, float] = defaultdict(float)
-        for table in BATCH_TABLES + RUN_TABLES:
-            self.con.execute(f"DROP TABLE IF EXISTS {table}")
+        for table in BATCH_TABLES:
+            self.con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
+        for table in RUN_TABLES:
+            self.con.execute(f"DROP TABLE IF EXISTS {self._run_table(table)}")
         self.con.register("sr_answers", answers if answers is not None else empty(ANSWERS_SCHEMA))
         self.con.register("sr_sources", sources if sources is not None else empty(SOURCES_SCHEMA))
         if isinstance(prior, duckdb.DuckDBPyRelation):
@@ -173,12 +178,16 @@ class Ledger:
         finally:
             self.seconds[step] += time.perf_counter() - start
 
+    def _run_table(self, table: str) -> str:
+        """The qualified name of a table the run accumulates (in ``store`` when given)."""
+        return f"{self.store or 'memory'}.main.{table}"
+
     def _append(self, table: str, name: str, params: dict | None = None) -> None:
         rel = relation(self.con, name, params)
         if self.batches == 0:
-            rel.create(table)
+            rel.create(self._run_table(table))
         else:
-            rel.insert_into(table)
+            rel.insert_into(self._run_table(table))
 
     def add(self, lines: pa.Table) -> None:
         """Type, seal and check one batch of lines (file, line, raw) and keep what it yields."""
@@ -192,7 +201,7 @@ class Ledger:
                 "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
                 "line_sha256": sha256_column(raw)}))
         for table in BATCH_TABLES:
-            con.execute(f"DROP TABLE IF EXISTS {table}")
+            con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
         with t("parse_and_type"):
             duck.create_table(con, "sr_typed", "source_risk/type_record_lines", params)
         with t("hash"):
@@ -256,9 +265,9 @@ class Ledger:
         con.register("sr_line_canon", pa.table({
             "file": cands.column("file"), "line": cands.column("line"),
             "line_canonical_sha256": pa.array(canon, type=pa.string())}))
-        duck.create_table(con, "sr_linked", "source_risk/link_revisions")
+        relation(con, "source_risk/link_revisions").create(self._run_table("sr_linked"))
         for table in BATCH_TABLES:
-            con.execute(f"DROP TABLE IF EXISTS {table}")
+            con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
 
     def _parts(self, sub: str) -> list[Path]:
         return [self.work / sub / f"{i:06d}.parquet" for i in range(self.batches)]

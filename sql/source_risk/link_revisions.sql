@@ -3,22 +3,35 @@
 -- (a record digest, a raw-line digest or a canonical-JSON line digest, anywhere in the input or
 -- in earlier ledger partitions, before or after the child) to the parent's record digest, and
 -- reject a revision whose parent is unknown or belongs to another tuple (a revision keeps the
--- tuple digest). Grain: one row per line that passed the ordered checks, with its final defect
--- (NULL when accepted). Inputs: sr_line_keys, sr_line_canon(file, line,
--- line_canonical_sha256), sr_prior(record_digest, tuple_digest, line_sha256,
--- line_canonical_sha256).
-WITH c AS (
+-- tuple digest). Only digests some line names as its parent are looked up, so the work and
+-- memory follow the revisions, not the ledger. Grain: one row per line that passed the ordered
+-- checks, with its final defect (NULL when accepted), in batch and line order.
+-- Inputs: sr_line_keys, sr_line_canon(file, line, line_canonical_sha256),
+-- sr_prior(record_digest, tuple_digest, line_sha256, line_canonical_sha256).
+WITH firsts AS (
+    SELECT record_digest, min(struct_pack(file := file, line := line)) AS first_line
+    FROM sr_line_keys
+    GROUP BY record_digest
+    HAVING count(*) > 1
+),
+c AS (
     SELECT
-        k.*,
+        k.batch, k.file, k.line, k.record_digest, k.tuple_digest, k.line_sha256,
+        k.parent_record, k.parent_key,
         lc.line_canonical_sha256,
         unhex(lc.line_canonical_sha256) AS line_canonical,
-        row_number() OVER (PARTITION BY k.record_digest ORDER BY k.file, k.line) AS dup_rank
+        coalesce(f.first_line <> struct_pack(file := k.file, line := k.line), false)
+            AS duplicate
     FROM sr_line_keys AS k
+    LEFT JOIN firsts AS f USING (record_digest)
     LEFT JOIN sr_line_canon AS lc USING (file, line)
+),
+wanted AS (
+    SELECT DISTINCT parent_key AS k FROM sr_line_keys WHERE parent_key IS NOT NULL
 ),
 known AS (
     SELECT record_digest, tuple_digest, line_sha256, line_canonical
-    FROM c WHERE dup_rank = 1
+    FROM c WHERE NOT duplicate
     UNION ALL
     SELECT unhex(record_digest), unhex(tuple_digest), unhex(line_sha256),
         unhex(line_canonical_sha256)
@@ -31,7 +44,7 @@ keyed AS (
         UNION ALL SELECT line_sha256, record_digest, tuple_digest FROM known
         UNION ALL SELECT line_canonical, record_digest, tuple_digest FROM known
     )
-    WHERE k IS NOT NULL
+    WHERE k IN (SELECT k FROM wanted)
     GROUP BY k
 ),
 linked AS (
@@ -39,7 +52,7 @@ linked AS (
         c.batch, c.file, c.line, c.record_digest, c.parent_record, c.line_canonical_sha256,
         p.record_digest AS parent_digest,
         CASE
-            WHEN c.dup_rank > 1 THEN 'duplicate_record'
+            WHEN c.duplicate THEN 'duplicate_record'
             WHEN c.parent_record IS NOT NULL AND p.record_digest IS NULL THEN 'orphan_revision'
             WHEN c.parent_record IS NOT NULL AND p.tuple_digest <> c.tuple_digest
                 THEN 'revision_identity'
@@ -61,3 +74,4 @@ SELECT
             || ' belongs to another tuple; a revision keeps the tuple digest'
     END AS final_reason
 FROM linked AS l
+ORDER BY l.batch, l.file, l.line

@@ -14,4 +14,3 @@ FROM sr_checked
 JOIN sr_typed USING (file, line)
 JOIN sr_lines USING (file, line)
 WHERE defect_type IS NOT NULL
-ORDER BY file, line

@@ -14,4 +14,3 @@ SELECT
         AS parent_key
 FROM sr_checked
 WHERE defect_type IS NULL
-ORDER BY file, line

@@ -43,4 +43,3 @@ JOIN sr_sealed_tuples USING (file, line)
 JOIN sr_sealed_records USING (file, line)
 JOIN sr_lines USING (file, line)
 WHERE defect_type IS NULL
-ORDER BY file, line
