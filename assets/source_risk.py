@@ -60,7 +60,10 @@ def source_risk(context: dg.AssetExecutionContext, paths: PathsResource):
     to the four partitions by row groups: memory does not grow with the number of records)."""
     part = judged_partition(context.partition_key)
     book = codebook.load_version(paths.raw, part["codebook"])
-    written = audit.write(paths.raw, paths.derived, part["observation_date"], book)
+    def progress(done: int) -> None:
+        context.log.info(f"source_risk {context.partition_key}: {done:,} lines validated")
+
+    written = audit.write(paths.raw, paths.derived, part["observation_date"], book, progress)
     ends = written.paths["omission_endpoints"]
     r_o = pq.read_table(ends, columns=["r_o"]).column(0)
     extras = {

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -194,9 +194,11 @@ def work_connection(folder: Path):
 
 
 def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str, Path],
-             work: Path, block_bytes: int = lines.BLOCK_BYTES) -> Written:
+             work: Path, block_bytes: int = lines.BLOCK_BYTES,
+             progress: Callable[[int], None] | None = None) -> Written:
     """Validate the date's lines, resolve the current tuples and write the four tables to
-    ``out`` (asset name → file), using ``work`` (an empty folder) for DuckDB's database."""
+    ``out`` (asset name → file), using ``work`` (an empty folder) for DuckDB's database.
+    ``progress`` is told the number of lines validated so far after every batch."""
     con = work_connection(work)
     part = {"observation_date": date}
     read = parquet_io.read_optional
@@ -225,6 +227,8 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
         if batch is None:
             break
         ledger.add(batch)
+        if progress is not None:
+            progress(ledger.lines)
     ledger.finish()
     seconds.update(ledger.seconds)
     written = Written(dict(out), source_snapshots=mode, lines=ledger.lines, seconds=seconds)
@@ -251,7 +255,8 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
     return written
 
 
-def write(raw: Path, derived: Path, date: str, book: Codebook) -> Written:
+def write(raw: Path, derived: Path, date: str, book: Codebook,
+          progress: Callable[[int], None] | None = None) -> Written:
     """The four partitions of (date, codebook), each replaced atomically (temp file, rename)."""
     part = {"observation_date": date, "codebook": book.version}
     finals = {}
@@ -263,7 +268,7 @@ def write(raw: Path, derived: Path, date: str, book: Codebook) -> Written:
     temps = {name: parquet_io.temp_name(path) for name, path in finals.items()}
     try:
         with tempfile.TemporaryDirectory(prefix="citeaudit-source-risk-") as work:
-            written = run_into(raw, derived, date, book, temps, Path(work))
+            written = run_into(raw, derived, date, book, temps, Path(work), progress=progress)
         for tmp in temps.values():
             with open(tmp, "rb") as fh:
                 os.fsync(fh.fileno())
