@@ -132,7 +132,7 @@ def prior_ledger(derived: Path, date: str, version: str) -> pa.Table | None:
 TABLES = ("source_risk_records", "rejected_records", "omission_endpoints",
           "source_risk_claim_ledger")
 ROW_GROUP = 65_536
-MEMORY_LIMIT = "400MB"
+MEMORY_LIMIT = "300MB"
 STORE = "sr_store"  # the database file the key table, lineage and endpoint steps live in
 
 
@@ -193,6 +193,16 @@ def work_connection(folder: Path):
     return con
 
 
+ANSWER_COLUMNS = ("answer_id", "query_id", "query_text", "answer_text", "observed_at")
+
+
+def _columns(derived: Path, asset: str, part: dict[str, str],
+             columns: tuple[str, ...]) -> pa.Table | None:
+    """Only ``columns`` of an optional partition (the rest of a wide table is never read)."""
+    path = parquet_io.partition_dir(Path(derived), asset, part) / parquet_io.DATA_FILE
+    return pq.read_table(path, columns=list(columns)) if path.is_file() else None
+
+
 def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str, Path],
              work: Path, block_bytes: int = lines.BLOCK_BYTES,
              progress: Callable[[int], None] | None = None) -> Written:
@@ -210,7 +220,7 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
     prior = prior_files(derived, date, book.version)
     ledger = validate.Ledger(
         settings,
-        answers=answer_context(con, read(derived, "answers", part)),
+        answers=answer_context(con, _columns(derived, "answers", part, ANSWER_COLUMNS)),
         sources=source_context(con, read(derived, "citations", part), captures, book),
         prior=con.read_parquet([str(p) for p in prior]).select(
             *validate.PRIOR_SCHEMA.names) if prior else None,

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from citeaudit import duck, layout
 
 LINES_SCHEMA = pa.schema([("file", pa.string()), ("line", pa.int64()), ("raw", pa.string())])
-BLOCK_BYTES = 16 << 20
+BLOCK_BYTES = 8 << 20
 DATES_SCHEMA = pa.schema([("answer_id", pa.string()), ("observation_date", pa.string())])
 
 

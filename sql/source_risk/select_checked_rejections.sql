@@ -1,16 +1,15 @@
 -- Purpose: the lines of one batch that failed the ordered checks, as `rejected_records` rows:
 -- defect type, the stage that caught it, a reason and the raw text (nothing is lost).
--- Grain: one row per rejected line. Inputs: sr_checked, sr_typed, sr_lines.
+-- Grain: one row per rejected line. Inputs: sr_checked, sr_lines.
 SELECT
-    file,
-    line,
-    defect_type,
-    stage,
-    reason,
-    'answer_id=' || coalesce(answer_id, '?') || ' source_url=' || coalesce(source_url, '?')
+    c.file,
+    c.line,
+    c.defect_type,
+    c.stage,
+    c.reason,
+    'answer_id=' || coalesce(c.answer_id, '?') || ' source_url=' || coalesce(c.source_url, '?')
         AS detail,
-    sr_lines.raw
-FROM sr_checked
-JOIN sr_typed USING (file, line)
-JOIN sr_lines USING (file, line)
-WHERE defect_type IS NOT NULL
+    l.raw
+FROM sr_checked AS c
+JOIN sr_lines AS l USING (file, line)
+WHERE c.defect_type IS NOT NULL

@@ -1,45 +1,42 @@
 -- Purpose: the lines of one batch that passed the ordered checks, as ledger rows before
 -- lineage (duplicates and parents are resolved over every batch by link_revisions), with the
 -- raw line kept for a canonical line digest or a lineage rejection. Grain: one row per line
--- that passed. Inputs: sr_typed, sr_checked, sr_sealed_tuples, sr_sealed_records, sr_lines.
+-- that passed. Inputs: sr_checked (check_records: keys, defect and stored fields), sr_lines.
 SELECT
-    record_digest_calc AS record_digest,
-    sr_checked.tuple_digest,
-    sr_typed.parent_record AS parent_reference,
-    query_id,
-    query_sha256,
-    answer_id,
-    claim_id,
-    source_url,
-    canonical_url,
-    rank,
-    collected_at,
-    source_role,
-    codebook_version,
-    annotator_id,
-    annotated_at,
-    i_val AS I,
-    a_val AS A,
-    m_val AS M,
-    d_val AS D,
-    support,
-    dimensions,
-    weights,
-    source_sha256 AS source_snapshot_sha256,
-    source_origin AS source_snapshot_origin,
-    answer_sha256 AS answer_snapshot_sha256,
-    answer_origin AS answer_snapshot_origin,
-    pipeline_name,
-    pipeline_version,
-    pipeline_config,
-    record_json,
-    sr_typed.line_sha256,
-    file,
-    line,
-    sr_lines.raw
-FROM sr_typed
-JOIN sr_checked USING (file, line)
-JOIN sr_sealed_tuples USING (file, line)
-JOIN sr_sealed_records USING (file, line)
-JOIN sr_lines USING (file, line)
-WHERE defect_type IS NULL
+    c.record_digest_calc AS record_digest,
+    c.tuple_digest,
+    c.parent_record AS parent_reference,
+    c.query_id,
+    c.query_sha256,
+    c.answer_id,
+    c.claim_id,
+    c.source_url,
+    c.canonical_url,
+    c.rank,
+    c.collected_at,
+    c.source_role,
+    c.codebook_version,
+    c.annotator_id,
+    c.annotated_at,
+    c.i_val AS I,
+    c.a_val AS A,
+    c.m_val AS M,
+    c.d_val AS D,
+    c.support,
+    c.dimensions,
+    c.weights,
+    c.source_sha256 AS source_snapshot_sha256,
+    c.source_origin AS source_snapshot_origin,
+    c.answer_sha256 AS answer_snapshot_sha256,
+    c.answer_origin AS answer_snapshot_origin,
+    c.pipeline_name,
+    c.pipeline_version,
+    c.pipeline_config,
+    c.record_json,
+    c.line_sha256,
+    c.file,
+    c.line,
+    l.raw
+FROM sr_checked AS c
+JOIN sr_lines AS l USING (file, line)
+WHERE c.defect_type IS NULL
