@@ -133,6 +133,14 @@ TABLES = ("source_risk_records", "rejected_records", "omission_endpoints",
           "source_risk_claim_ledger")
 ROW_GROUP = 65_536
 MEMORY_LIMIT = "300MB"
+# The endpoint and claim-ledger steps aggregate lists per claim, which DuckDB cannot spill; by
+# then the inputs of validation are released, so they get more of the same budget.
+AUDIT_MEMORY_LIMIT = "450MB"
+# The Arrow tables validation registered, released before the audit steps.
+VALIDATION_VIEWS = ("sr_answers", "sr_sources", "sr_answer_rows", "sr_citation_rows",
+                    "sr_capture_rows", "sr_answer_dates", "sr_line_batch", "sr_line_ids",
+                    "sr_lines", "sr_content_hashes", "sr_tuple_hashes", "sr_record_hashes",
+                    "sr_line_canon", "sr_candidates")
 STORE = "sr_store"  # the database file the key table, lineage and endpoint steps live in
 
 
@@ -251,6 +259,10 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
 
     timed("source_risk_records", ledger.records, out["source_risk_records"])
     timed("rejected_records", ledger.rejected, out["rejected_records"], contract.REJECTED_SCHEMA)
+    for view in VALIDATION_VIEWS:
+        con.unregister(view)
+    del captures, ledger
+    con.execute("SET memory_limit = $m", {"m": AUDIT_MEMORY_LIMIT})
     con.read_parquet(str(out["source_risk_records"])).select(
         *endpoint.ENDPOINT_INPUTS).create_view("sr_ledger", replace=True)
     timed("omission_endpoints",
