@@ -6,22 +6,33 @@ without it the source snapshot digest binds what the record carries and says so 
 ``record_url``). It is declared as a dependency so Dagster orders alignment first once it exists.
 """
 
+from pathlib import Path
+
 import dagster as dg
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from assets._metadata import table_metadata
+from assets._metadata import PREVIEW_ROWS, table_metadata
 from citeaudit import codebook, parquet_io
 from citeaudit.source_risk import audit
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
 
 
-def _counts(table: pa.Table, column: str) -> dict[str, int]:
+def _counts(path: Path, column: str) -> dict[str, int]:
+    """Rows per value of one column of a written file (only that column is read)."""
+    table = pq.read_table(path, columns=[column])
     if table.num_rows == 0:
         return {}
     groups = table.group_by(column).aggregate([([], "count_all")]).to_pylist()
     return {str(g[column]): g["count_all"] for g in sorted(groups, key=lambda g: str(g[column]))}
+
+
+def _head(path: Path) -> pa.Table:
+    """The first rows of a written file, for the metadata preview (not the whole table)."""
+    with pq.ParquetFile(path) as f:
+        batch = next(f.iter_batches(batch_size=PREVIEW_ROWS), None)
+        return pa.Table.from_batches([batch]) if batch is not None else f.schema_arrow.empty_table()
 
 
 @dg.multi_asset(
@@ -45,26 +56,28 @@ def _counts(table: pa.Table, column: str) -> dict[str, int]:
     partitions_def=date_codebook,
 )
 def source_risk(context: dg.AssetExecutionContext, paths: PathsResource):
-    """Validate, seal and link the date's records, then resolve the current tuples."""
+    """Validate, seal and link the date's records, then resolve the current tuples (streamed
+    to the four partitions by row groups: memory does not grow with the number of records)."""
     part = judged_partition(context.partition_key)
     book = codebook.load_version(paths.raw, part["codebook"])
-    result = audit.audit(paths.raw, paths.derived, part["observation_date"], book)
-    unresolved = result.endpoints.num_rows - (
-        pc.count(result.endpoints.column("r_o")).as_py() if result.endpoints.num_rows else 0)
+    def progress(done: int) -> None:
+        context.log.info(f"source_risk {context.partition_key}: {done:,} lines validated")
+
+    written = audit.write(paths.raw, paths.derived, part["observation_date"], book, progress)
+    ends = written.paths["omission_endpoints"]
+    r_o = pq.read_table(ends, columns=["r_o"]).column(0)
     extras = {
-        "source_risk_records": {"source_snapshots": result.source_snapshots},
-        "rejected_records": {"by_defect_type": _counts(result.rejected, "defect_type")},
-        "omission_endpoints": {"by_policy_action": _counts(result.endpoints, "policy_action"),
-                               "unresolved": unresolved},
+        "source_risk_records": {"source_snapshots": written.source_snapshots},
+        "rejected_records": {"by_defect_type": _counts(written.paths["rejected_records"],
+                                                        "defect_type")},
+        "omission_endpoints": {"by_policy_action": _counts(ends, "policy_action"),
+                               "unresolved": r_o.null_count},
         "source_risk_claim_ledger": {},
     }
-    tables = {"source_risk_records": result.records, "rejected_records": result.rejected,
-              "omission_endpoints": result.endpoints,
-              "source_risk_claim_ledger": result.claim_ledger}
-    for name, table in tables.items():
-        path = parquet_io.write_partition(table, paths.derived, name, part)
-        yield dg.MaterializeResult(asset_key=name,
-                                   metadata=table_metadata(table, path, **extras[name]))
+    for name, path in written.paths.items():
+        meta = table_metadata(_head(path), path, **extras[name])
+        meta["dagster/row_count"] = dg.MetadataValue.int(written.rows[name])
+        yield dg.MaterializeResult(asset_key=name, metadata=meta)
 
 
 @dg.asset(

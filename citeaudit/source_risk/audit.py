@@ -1,22 +1,31 @@
 """One date × codebook of the source-risk audit: read inputs, validate, resolve, score.
 
 Inputs: every line of ``<raw>/annotations/source_risk/**/*.jsonl`` whose answer is of the date
-(``layout.source_risk_lines``), the date's ``answers`` and ``citations`` tables and, when the
-alignment asset has written it, ``citation_captures``
-(absent → the source snapshot digest binds the record's URL and says so in its origin).
+(``lines.dated_batches``, streamed in blocks), the date's ``answers`` and ``citations`` tables
+and, when the alignment asset has written it, ``citation_captures`` (absent → the source
+snapshot digest binds the record's URL and says so in its origin).
+
+Memory stays bounded whatever the number of records: lines are validated batch by batch into
+a DuckDB database file in a temporary folder (with a memory limit, spilling to that folder),
+and the four tables go to parquet by row groups (``write``), never held whole in Python.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from citeaudit import duck, layout, parquet_io, storage
+from citeaudit import duck, parquet_io, storage
 from citeaudit.codebook import Codebook
-from citeaudit.source_risk import endpoint, validate
+from citeaudit.source_risk import contract, endpoint, lines, validate
 from citeaudit.source_risk.digests import sha256_column
 
 
@@ -31,32 +40,21 @@ class AuditResult:
     source_snapshots: str
 
 
-def answer_dates(derived: Path) -> dict[str, str]:
-    """Answer id → observation date, over every ``answers`` partition on disk."""
+def answer_dates(derived: Path) -> pa.Table:
+    """Answer id → observation date (lines.DATES_SCHEMA), over every ``answers`` partition on
+    disk; an id found on several dates keeps the latest."""
     files = sorted((storage.path(derived) / "answers").glob(
         f"observation_date=*/{parquet_io.DATA_FILE}"))
-    return {aid: f.parent.name.split("=", 1)[1] for f in files
-            for aid in parquet_io.read_table(f, columns=["answer_id"]).column(0).to_pylist()}
-
-
-def annotation_file(raw: Path, date: str) -> Path:
-    return storage.path(raw) / "annotations" / "source_risk" / f"{date}.jsonl"
-
-
-def read_lines(path: Path, name: str | None = None) -> pa.Table:
-    """Non-blank lines of a JSONL file as (file, line, raw); invalid UTF-8 kept, replaced."""
-    files, numbers, texts = [], [], []
-    if path.is_file():
-        label = name or path.name
-        with path.open("rb") as fh:
-            for n, data in enumerate(fh, 1):
-                text = data.decode("utf-8", errors="replace").rstrip("\r\n")
-                if text.strip():
-                    files.append(label)
-                    numbers.append(n)
-                    texts.append(text)
-    return pa.table({"file": pa.array(files, pa.string()), "line": pa.array(numbers, pa.int64()),
-                     "raw": pa.array(texts, pa.string())}, schema=validate.LINES_SCHEMA)
+    parts = []
+    for f in files:
+        ids = parquet_io.read_table(f, columns=["answer_id"]).column(0)
+        parts.append(pa.table({"answer_id": ids.cast(pa.string()), "observation_date": pa.repeat(
+            pa.scalar(f.parent.name.split("=", 1)[1], pa.string()), len(ids))}))
+    if not parts:
+        return lines.DATES_SCHEMA.empty_table()
+    table = pa.concat_tables(parts).filter(pc.is_valid(pc.field("answer_id")))
+    out = table.group_by("answer_id").aggregate([("observation_date", "max")])
+    return out.rename_columns(["answer_id", "observation_date"]).cast(lines.DATES_SCHEMA)
 
 
 def answer_context(con, answers: pa.Table | None) -> pa.Table | None:
@@ -116,20 +114,111 @@ def canonical_url(url: str, book: Codebook) -> str:
     return urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", query, ""))
 
 
-def prior_ledger(derived: Path, date: str, version: str) -> pa.Table | None:
-    """Ledger rows of earlier dates under the same codebook (parents of later revisions)."""
+def prior_files(derived: Path, date: str, version: str) -> list[Path]:
+    """Ledger files of earlier dates under the same codebook (parents of later revisions)."""
     base = storage.path(derived) / "source_risk_records"
-    parts = [p for p in sorted(base.glob(f"observation_date=*/codebook={version}/data.parquet"))
-             if p.parent.parent.name.split("=", 1)[1] < date]
+    return [p for p in sorted(base.glob(f"observation_date=*/codebook={version}/data.parquet"))
+            if p.parent.parent.name.split("=", 1)[1] < date]
+
+
+def prior_ledger(derived: Path, date: str, version: str) -> pa.Table | None:
+    """PRIOR_SCHEMA rows of :func:`prior_files` as one table (None when there are none)."""
+    parts = prior_files(derived, date, version)
     if not parts:
         return None
     tables = [parquet_io.read_table(p, columns=validate.PRIOR_SCHEMA.names) for p in parts]
     return pa.concat_tables([t.cast(validate.PRIOR_SCHEMA) for t in tables])
 
 
-def audit(raw: Path, derived: Path, date: str, book: Codebook) -> AuditResult:
-    """Validate the date's source-risk lines and resolve the current tuples under ``book``."""
+TABLES = ("source_risk_records", "rejected_records", "omission_endpoints",
+          "source_risk_claim_ledger")
+ROW_GROUP = 65_536
+MEMORY_LIMIT = "300MB"
+# The endpoint and claim-ledger steps aggregate lists per claim, which DuckDB cannot spill; by
+# then the inputs of validation are released, so they get more of the same budget.
+AUDIT_MEMORY_LIMIT = "450MB"
+# The Arrow tables validation registered, released before the audit steps.
+VALIDATION_VIEWS = ("sr_answers", "sr_sources", "sr_answer_rows", "sr_citation_rows",
+                    "sr_capture_rows", "sr_answer_dates", "sr_line_batch", "sr_line_ids",
+                    "sr_lines", "sr_content_hashes", "sr_tuple_hashes", "sr_record_hashes",
+                    "sr_line_canon", "sr_candidates")
+STORE = "sr_store"  # the database file the key table, lineage and endpoint steps live in
+
+
+@dataclass
+class Written:
+    """The four parquet files of one partition (by asset name) and what they hold."""
+
+    paths: dict[str, Path]
+    rows: dict[str, int] = field(default_factory=dict)
+    source_snapshots: str = "record_url"
+    lines: int = 0
+    # seconds per phase: read (lines and dating), the ledger's steps, then each write
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _rows_in(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
+    """Record batches regrouped into tables of exactly ``size`` rows (the last may be short),
+    so the row groups, and the file's bytes, do not depend on how DuckDB chunked them."""
+    pending: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        pending.append(batch)
+        count += batch.num_rows
+        while count >= size:
+            table = pa.Table.from_batches(pending)
+            yield table.slice(0, size)
+            rest = table.slice(size)
+            pending, count = rest.to_batches(), rest.num_rows
+    if count or not pending:
+        yield pa.Table.from_batches(pending) if pending else None
+
+
+def stream_parquet(reader: pa.RecordBatchReader, path: Path,
+                   schema: pa.Schema | None = None) -> int:
+    """Write record batches to ``path`` by row groups (never gathered whole); rows written."""
+    target = schema or reader.schema
+    rows = 0
+    with pq.ParquetWriter(path, target, compression="zstd", write_statistics=True,
+                          store_schema=True) as writer:
+        for table in _rows_in(iter(reader), ROW_GROUP):
+            if table is None:
+                break
+            writer.write_table(table.cast(target) if schema else table,
+                               row_group_size=ROW_GROUP)
+            rows += table.num_rows
+    return rows
+
+
+def work_connection(folder: Path):
+    """A DuckDB connection whose joins and sorts spill to ``folder`` past a memory limit, with
+    a database file there (``STORE``) for the tables that grow with the run."""
     con = duck.connect()
+    con.execute("SET memory_limit = $m", {"m": MEMORY_LIMIT})
+    con.execute("SET temp_directory = $t", {"t": str(folder / "spill")})
+    con.execute("SET preserve_insertion_order = true")
+    con.execute(f"ATTACH $path AS {STORE}", {"path": str(folder / "store.duckdb")})
+    con.execute("SET search_path = $p", {"p": f"memory.main,{STORE}.main"})
+    return con
+
+
+ANSWER_COLUMNS = ("answer_id", "query_id", "query_text", "answer_text", "observed_at")
+
+
+def _columns(derived: Path, asset: str, part: dict[str, str],
+             columns: tuple[str, ...]) -> pa.Table | None:
+    """Only ``columns`` of an optional partition (the rest of a wide table is never read)."""
+    path = parquet_io.partition_dir(storage.path(derived), asset, part) / parquet_io.DATA_FILE
+    return parquet_io.read_table(path, columns=list(columns)) if storage.is_file(path) else None
+
+
+def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str, Path],
+             work: Path, block_bytes: int = lines.BLOCK_BYTES,
+             progress: Callable[[int], None] | None = None) -> Written:
+    """Validate the date's lines, resolve the current tuples and write the four tables to
+    ``out`` (asset name → file), using ``work`` (an empty folder) for DuckDB's database.
+    ``progress`` is told the number of lines validated so far after every batch."""
+    con = work_connection(work)
     part = {"observation_date": date}
     read = parquet_io.read_optional
     captures = read(derived, "citation_captures", {**part, "codebook": book.version})
@@ -137,16 +226,103 @@ def audit(raw: Path, derived: Path, date: str, book: Codebook) -> AuditResult:
         captures = read(derived, "citation_captures", part)
     mode = "aligned_capture" if captures is not None else "record_url"
     settings = validate.Settings(book.priority_weights, tuple(sorted(book.source_roles)), mode)
-    dated = layout.source_risk_lines(raw, date, answer_dates(derived))
-    lines = pa.Table.from_pylist([dict(zip(("file", "line", "raw"), row, strict=True))
-                                  for row in dated], schema=validate.LINES_SCHEMA)
-    result = validate.validate(
-        lines, settings,
-        answers=answer_context(con, read(derived, "answers", part)),
+    prior = prior_files(derived, date, book.version)
+    ledger = validate.Ledger(
+        settings,
+        answers=answer_context(con, _columns(derived, "answers", part, ANSWER_COLUMNS)),
         sources=source_context(con, read(derived, "citations", part), captures, book),
-        prior=prior_ledger(derived, date, book.version),
+        prior=con.read_parquet([str(p) for p in prior]).select(
+            *validate.PRIOR_SCHEMA.names) if prior else None,
         con=con,
+        work=work / "ledger",
+        store=STORE,
     )
-    ends = endpoint.endpoints(con, result.records, book)
-    return AuditResult(result.records, result.rejected, ends, endpoint.claim_ledger(con, ends),
-                       mode)
+    batches = lines.dated_batches(raw, date, answer_dates(derived), con, block_bytes)
+    seconds = {"read": 0.0}
+    while True:
+        start = time.perf_counter()
+        batch = next(batches, None)
+        seconds["read"] += time.perf_counter() - start
+        if batch is None:
+            break
+        ledger.add(batch)
+        if progress is not None:
+            progress(ledger.lines)
+    ledger.finish()
+    seconds.update(ledger.seconds)
+    written = Written(dict(out), source_snapshots=mode, lines=ledger.lines, seconds=seconds)
+    rows = written.rows
+
+    def timed(step: str, make, path: Path, schema: pa.Schema | None = None) -> None:
+        start = time.perf_counter()
+        rows[step] = stream_parquet(make(), path, schema)
+        seconds[f"write_{step}"] = time.perf_counter() - start
+
+    timed("source_risk_records", ledger.records, out["source_risk_records"])
+    timed("rejected_records", ledger.rejected, out["rejected_records"], contract.REJECTED_SCHEMA)
+    for view in VALIDATION_VIEWS:
+        con.unregister(view)
+    del captures, ledger
+    con.execute("SET memory_limit = $m", {"m": AUDIT_MEMORY_LIMIT})
+    con.read_parquet(str(out["source_risk_records"])).select(
+        *endpoint.ENDPOINT_INPUTS).create_view("sr_ledger", replace=True)
+    timed("omission_endpoints",
+          lambda: endpoint.endpoint_relation(con, book, STORE).to_arrow_reader(ROW_GROUP),
+          out["omission_endpoints"])
+    con.read_parquet(str(out["omission_endpoints"])).create_view("sr_endpoints", replace=True)
+    timed("source_risk_claim_ledger",
+          lambda: validate.relation(
+              con, "source_risk/summarize_claim_ledger").to_arrow_reader(ROW_GROUP),
+          out["source_risk_claim_ledger"])
+    con.close()
+    return written
+
+
+def write(raw: Path, derived: Path, date: str, book: Codebook,
+          progress: Callable[[int], None] | None = None) -> Written:
+    """The four partitions of (date, codebook), each replaced atomically: a temporary file
+    renamed into place, or on object storage a local file uploaded as one object."""
+    part = {"observation_date": date, "codebook": book.version}
+    root = storage.path(derived)
+    remote = storage.is_remote(root)
+    finals = {name: parquet_io.partition_dir(root, name, part) / parquet_io.DATA_FILE
+              for name in TABLES}
+    with tempfile.TemporaryDirectory(prefix="citeaudit-source-risk-") as work:
+        if remote:
+            (Path(work) / "out").mkdir()
+            temps = {name: Path(work) / "out" / f"{name}.parquet" for name in TABLES}
+        else:
+            for final in finals.values():
+                final.parent.mkdir(parents=True, exist_ok=True)
+                parquet_io.remove_dead_temps(final)
+            temps = {name: parquet_io.temp_name(path) for name, path in finals.items()}
+        try:
+            written = run_into(raw, derived, date, book, temps, Path(work), progress=progress)
+            if remote:
+                for name, tmp in temps.items():
+                    storage.upload_file(tmp, finals[name])
+            else:
+                for tmp in temps.values():
+                    with open(tmp, "rb") as fh:
+                        os.fsync(fh.fileno())
+                for name, tmp in temps.items():
+                    os.replace(tmp, finals[name])
+        finally:
+            for tmp in temps.values():
+                tmp.unlink(missing_ok=True)
+    written.paths = finals
+    return written
+
+
+def audit(raw: Path, derived: Path, date: str, book: Codebook) -> AuditResult:
+    """Validate the date's source-risk lines and resolve the current tuples under ``book``,
+    returning the four tables (the same streaming run as :func:`write`, read back)."""
+    with tempfile.TemporaryDirectory(prefix="citeaudit-source-risk-") as work:
+        folder = Path(work)
+        out = {name: folder / f"{name}.parquet" for name in TABLES}
+        (folder / "db").mkdir()
+        written = run_into(raw, derived, date, book, out, folder / "db")
+        tables = {name: pq.read_table(path) for name, path in out.items()}
+    return AuditResult(tables["source_risk_records"], tables["rejected_records"],
+                       tables["omission_endpoints"], tables["source_risk_claim_ledger"],
+                       written.source_snapshots)

@@ -70,13 +70,24 @@ ENDPOINT_INPUTS = ("tuple_digest", "record_digest", "parent_record", "annotated_
 
 def endpoints(con: duckdb.DuckDBPyConnection, ledger: pa.Table, book: Codebook) -> pa.Table:
     """``omission_endpoints`` of a ledger under a codebook: one row per current tuple."""
-    # current view -> R_O -> priority and policy, kept inside DuckDB between the steps
     con.register("sr_ledger", ledger.select(list(ENDPOINT_INPUTS)))
-    duck.create_table(con, "sr_tuples", "source_risk/select_current_records")
-    duck.create_table(con, "sr_resolved", "source_risk/resolve_omission")
+    return endpoint_relation(con, book).to_arrow_table()
+
+
+def endpoint_relation(con: duckdb.DuckDBPyConnection, book: Codebook,
+                      store: str = "memory") -> duckdb.DuckDBPyRelation:
+    """``omission_endpoints`` of the ledger ``sr_ledger`` (a view or table with at least
+    ENDPOINT_INPUTS) as a lazy relation, for the caller to stream or fetch. The steps between
+    are tables of the ``store`` database (an attached file lets DuckDB evict them)."""
+    # current view -> R_O -> priority and policy, kept inside DuckDB between the steps
+    for table, name in (("sr_tuples", "select_current_records"),
+                        ("sr_resolved", "resolve_omission")):
+        con.execute(f"DROP TABLE IF EXISTS {store}.main.{table}")
+        con.sql(duck.sql_text(f"source_risk/{name}")).create(f"{store}.main.{table}")
     con.register("sr_rules", abstain_rules(book))
     disclose = sorted(r.name for r in book.source_roles.values() if r.requires_disclosure)
-    return duck.query(con, "source_risk/score_endpoints", {
+    text = duck.sql_text("source_risk/score_endpoints")
+    return con.sql(text, params={
         "contextualize_above": book.policy.contextualize_above,
         "disclosure_roles": disclose,
     })

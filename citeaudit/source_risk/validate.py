@@ -1,7 +1,9 @@
 """Validate source-risk lines in seed 000's order and split them into ledger rows and rejections.
 
-Everything row-wise runs in DuckDB SQL over the whole batch (``sql/source_risk/``); Python only
-hashes (hashlib over the canonical strings SQL builds) and hands Arrow tables between steps:
+Lines come in batches (:class:`Ledger`: ``add`` one batch at a time, ``finish`` once); every
+row-wise step runs in DuckDB SQL over the batch (``sql/source_risk/``); Python only hashes
+(hashlib over the canonical strings SQL builds, read from Arrow buffers) and hands Arrow tables
+between steps:
 
 1. ``type_record_lines``: parse, keep JSON types ("U", 0, null, missing key stay apart), join
    the answers (answer and query snapshot) and, when available, aligned captures;
@@ -9,14 +11,31 @@ hashes (hashlib over the canonical strings SQL builds) and hands Arrow tables be
    (record canonical JSON) → hash;
 3. ``check_records``: the first defect in order (fields and hashes → predicates and evidence →
    dimensions and weights);
-4. ``link_revisions``: duplicates and parent links of the append-only ledger.
+4. the batch leaves three things: the lines that passed, as ledger rows
+   (``select_sealed_records``), and the rejected lines (``select_checked_rejections``), each
+   in a parquet file of the batch in the work folder, and a small in-memory key table of the
+   lines that passed (``select_line_keys``: 32-byte record, tuple and line digests and the
+   parent reference);
+5. ``finish``: lineage over the key table of every batch (``link_revisions``: duplicates,
+   parents anywhere in the input or in earlier ledger partitions, in either order); then the
+   ledger (``select_records``) and the rejections (``select_rejected_records``) are read out
+   batch file by batch file, in file and line order, to be streamed to parquet or gathered.
+
+The batch size changes nothing but memory: one batch or many give the same rows (a test).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -25,8 +44,8 @@ import pyarrow.compute as pc
 from citeaudit import duck
 from citeaudit.source_risk import contract
 from citeaudit.source_risk.digests import canonical_json, sha256_column, sha256_hex
+from citeaudit.source_risk.lines import LINES_SCHEMA
 
-LINES_SCHEMA = pa.schema([("file", pa.string()), ("line", pa.int64()), ("raw", pa.string())])
 ANSWERS_SCHEMA = pa.schema([
     ("answer_id", pa.string()), ("query_id", pa.string()), ("query_sha256", pa.string()),
     ("answer_text", pa.string()), ("answer_sha256", pa.string()), ("observed_at", pa.string()),
@@ -39,6 +58,15 @@ PRIOR_SCHEMA = pa.schema([
     ("record_digest", pa.string()), ("tuple_digest", pa.string()),
     ("line_sha256", pa.string()), ("line_canonical_sha256", pa.string()),
 ])
+__all__ = ["ANSWERS_SCHEMA", "LINES_SCHEMA", "PRIOR_SCHEMA", "SOURCES_SCHEMA", "Ledger",
+           "Settings", "Validated", "validate"]
+
+# The tables one batch builds and the next batch replaces.
+BATCH_TABLES = ("sr_typed", "sr_sealed_tuples", "sr_sealed_records", "sr_checked")
+# The tables a run accumulates over its batches (the ledger rows go to parquet files).
+RUN_TABLES = ("sr_line_keys", "sr_digests", "sr_linked")
+SPOOL_COMPRESSION = "lz4_raw"
+BATCH_ROWS = 65_536  # rows per record batch read back from a batch file
 
 
 @dataclass(frozen=True)
@@ -65,7 +93,7 @@ class Settings:
 
 @dataclass(frozen=True)
 class Validated:
-    """Accepted ledger rows and rejected lines of one batch, and every line's digests.
+    """Accepted ledger rows and rejected lines, and every line's digests.
 
     ``digests`` (file, line, tuple_digest, record_digest) holds the digests computed for every
     typed line, accepted or not: sealing a record is validating it and keeping these.
@@ -74,6 +102,14 @@ class Validated:
     records: pa.Table
     rejected: pa.Table
     digests: pa.Table
+
+
+def relation(con: duckdb.DuckDBPyConnection, name: str,
+             params: dict | None = None) -> duckdb.DuckDBPyRelation:
+    """A project SQL file as a lazy DuckDB relation (streamed by the caller, never drained)."""
+    text = duck.sql_text(name)
+    used = {k: v for k, v in (params or {}).items() if f"${k}" in text}
+    return con.sql(text, params=used or None)
 
 
 def _hash_into(con: duckdb.DuckDBPyConnection, name: str, table: str,
@@ -91,6 +127,204 @@ def empty(schema: pa.Schema) -> pa.Table:
     return schema.empty_table()
 
 
+class Ledger:
+    """One validation run: batches of lines in, the ledger and the rejections out.
+
+    ``answers``/``sources``/``prior`` follow ANSWERS_SCHEMA/SOURCES_SCHEMA/PRIOR_SCHEMA and may
+    be omitted (records must then carry their snapshots, as the conformance fixtures do). The
+    accumulated rows live in DuckDB tables of ``con`` (give it a database file and a memory
+    limit to keep a large run's joins and sorts out of memory; ``store``, the name of a
+    database file attached to it, then holds the key table and the lineage, which DuckDB can
+    evict from memory there); the batch files go to ``work`` (a folder of this run's own, a
+    temporary one by default, removed by :meth:`close`). ``keep_digests`` also keeps every
+    line's digests.
+    """
+
+    def __init__(self, settings: Settings, answers: pa.Table | None = None,
+                 sources: pa.Table | None = None,
+                 prior: pa.Table | duckdb.DuckDBPyRelation | None = None,
+                 con: duckdb.DuckDBPyConnection | None = None, keep_digests: bool = False,
+                 work: Path | None = None, store: str | None = None):
+        self.con = con or duck.connect()
+        self.store = store
+        self._own_work = work is None
+        self.work = Path(tempfile.mkdtemp(prefix="citeaudit-ledger-")) if work is None \
+            else Path(work)
+        for sub in ("spool", "rejects"):
+            (self.work / sub).mkdir(parents=True, exist_ok=True)
+        self.params = settings.params()
+        self.keep_digests = keep_digests
+        self.batches = 0
+        self.lines = 0
+        self.finished = False
+        # seconds spent per step over every batch (the benchmark's per-phase figures)
+        self.seconds: dict[str, float] = defaultdict(float)
+        for table in BATCH_TABLES:
+            self.con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
+        for table in RUN_TABLES:
+            self.con.execute(f"DROP TABLE IF EXISTS {self._run_table(table)}")
+        self.con.register("sr_answers", answers if answers is not None else empty(ANSWERS_SCHEMA))
+        self.con.register("sr_sources", sources if sources is not None else empty(SOURCES_SCHEMA))
+        if isinstance(prior, duckdb.DuckDBPyRelation):
+            prior.create_view("sr_prior", replace=True)
+        else:
+            self.con.register("sr_prior", prior if prior is not None else empty(PRIOR_SCHEMA))
+
+    @contextmanager
+    def _timed(self, step: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[step] += time.perf_counter() - start
+
+    def _run_table(self, table: str) -> str:
+        """The qualified name of a table the run accumulates (in ``store`` when given)."""
+        return f"{self.store or 'memory'}.main.{table}"
+
+    def _append(self, table: str, name: str, params: dict | None = None) -> None:
+        rel = relation(self.con, name, params)
+        if self.batches == 0:
+            rel.create(self._run_table(table))
+        else:
+            rel.insert_into(self._run_table(table))
+
+    def add(self, lines: pa.Table) -> None:
+        """Type, seal and check one batch of lines (file, line, raw) and keep what it yields."""
+        if self.finished:
+            raise RuntimeError("this ledger is finished; start a new one")
+        con, params = self.con, self.params
+        t = self._timed
+        with t("hash"):
+            raw = lines.column("raw")
+            con.register("sr_lines", pa.table({
+                "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
+                "line_sha256": sha256_column(raw)}))
+        for table in BATCH_TABLES:
+            con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
+        with t("parse_and_type"):
+            duck.create_table(con, "sr_typed", "source_risk/type_record_lines", params)
+        with t("hash"):
+            typed = con.table("sr_typed").select(
+                "file", "line", "answer_carried_text", "answer_joined_sha256", "source_text",
+                "source_record_json").to_arrow_table()
+            carried = sha256_column(typed.column("answer_carried_text"))
+            con.register("sr_content_hashes", pa.table({
+                "file": typed.column("file"), "line": typed.column("line"),
+                "answer_text_sha256": pc.coalesce(carried, typed.column("answer_joined_sha256")),
+                "source_text_sha256": sha256_column(typed.column("source_text")),
+                "source_record_sha256": sha256_column(typed.column("source_record_json")),
+            }))
+        with t("canonical_json"):
+            duck.create_table(con, "sr_sealed_tuples", "source_risk/seal_tuples", params)
+        with t("hash"):
+            _hash_into(con, "sr_tuple_hashes", "sr_sealed_tuples",
+                       {"tuple_json": "tuple_digest_calc"})
+        with t("canonical_json"):
+            duck.create_table(con, "sr_sealed_records", "source_risk/seal_records", params)
+        with t("hash"):
+            _hash_into(con, "sr_record_hashes", "sr_sealed_records",
+                       {"record_json": "record_digest_calc"})
+        with t("checks"):
+            duck.create_table(con, "sr_checked", "source_risk/check_records", params)
+        with t("keep"):
+            name = f"{self.batches:06d}.parquet"
+            for sub, sql in (("spool", "select_sealed_records"),
+                             ("rejects", "select_checked_rejections")):
+                relation(con, f"source_risk/{sql}").write_parquet(
+                    str(self.work / sub / name), compression=SPOOL_COMPRESSION)
+            self._append("sr_line_keys", "source_risk/select_line_keys",
+                         {"batch": self.batches})
+            if self.keep_digests:
+                self._append("sr_digests", "source_risk/select_line_digests")
+        self.batches += 1
+        self.lines += lines.num_rows
+
+    def finish(self) -> None:
+        """Resolve lineage over every batch (and the prior ledger); run once, after ``add``."""
+        if self.finished:
+            return
+        if self.batches == 0:
+            self.add(LINES_SCHEMA.empty_table())
+        with self._timed("lineage"):
+            self._link()
+        self.finished = True
+
+    def _link(self) -> None:
+        con = self.con
+        cands = duck.query(con, "source_risk/select_parent_candidates")
+        canon = []
+        if cands.num_rows:
+            con.register("sr_candidates", cands)
+            con.read_parquet([str(p) for p in self._parts("spool")]).create_view(
+                "sr_spool", replace=True)
+            lines = duck.query(con, "source_risk/select_candidate_lines")
+            canon = [hashlib.sha256(canonical_json(json.loads(r))).hexdigest()
+                     for r in lines.column("raw").to_pylist()]
+            cands = lines.select(["file", "line"])
+        con.register("sr_line_canon", pa.table({
+            "file": cands.column("file"), "line": cands.column("line"),
+            "line_canonical_sha256": pa.array(canon, type=pa.string())}))
+        relation(con, "source_risk/link_revisions").create(self._run_table("sr_linked"))
+        for table in BATCH_TABLES:
+            con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
+
+    def _parts(self, sub: str) -> list[Path]:
+        return [self.work / sub / f"{i:06d}.parquet" for i in range(self.batches)]
+
+    def _spooled(self, name: str, params: dict | None = None,
+                 schema: pa.Schema | None = None) -> pa.RecordBatchReader:
+        """A final SQL file run batch file by batch file (``sr_spool``, ``sr_rejects`` are one
+        batch's files), as a reader of record batches in file and line order."""
+        self.finish()
+        parts = list(zip(self._parts("spool"), self._parts("rejects"), strict=True))
+
+        def use(index: int) -> duckdb.DuckDBPyRelation:
+            spool, rejects = parts[index]
+            self.con.read_parquet(str(spool)).create_view("sr_spool", replace=True)
+            self.con.read_parquet(str(rejects)).create_view("sr_rejects", replace=True)
+            return relation(self.con, name, {**(params or {}), "batch": index})
+
+        target = schema or use(0).limit(0).to_arrow_table().schema
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for index in range(len(parts)):
+                for batch in use(index).to_arrow_reader(BATCH_ROWS):
+                    yield batch.cast(target) if schema else batch
+
+        return pa.RecordBatchReader.from_batches(target, batches())
+
+    def records(self) -> pa.RecordBatchReader:
+        """The ledger rows (``source_risk_records``), one per record digest, in line order."""
+        return self._spooled("source_risk/select_records", {"gate": contract.VALIDATION_GATE})
+
+    def rejected(self) -> pa.RecordBatchReader:
+        """The rejected lines (``rejected_records``), in file and line order."""
+        return self._spooled("source_risk/select_rejected_records",
+                             schema=contract.REJECTED_SCHEMA)
+
+    def digests(self) -> pa.Table:
+        """Every typed line's (file, line, tuple_digest, record_digest); needs keep_digests."""
+        self.finish()
+        return self.con.sql("SELECT * FROM sr_digests ORDER BY file, line").to_arrow_table()
+
+    def close(self) -> None:
+        """Remove the work folder when this ledger made it (the caller's is left alone)."""
+        if self._own_work:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+
+
+def run(batches: Iterable[pa.Table], settings: Settings, **context) -> Ledger:
+    """A finished :class:`Ledger` over batches of lines (``context``: as for Ledger)."""
+    ledger = Ledger(settings, **context)
+    for batch in batches:
+        ledger.add(batch)
+    ledger.finish()
+    return ledger
+
+
 def validate(
     lines: pa.Table,
     settings: Settings,
@@ -98,50 +332,16 @@ def validate(
     sources: pa.Table | None = None,
     prior: pa.Table | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
+    batch_rows: int | None = None,
 ) -> Validated:
-    """Type, seal and check a batch of source-risk lines (file, line, raw).
-
-    ``answers``/``sources``/``prior`` follow ANSWERS_SCHEMA/SOURCES_SCHEMA/PRIOR_SCHEMA and may
-    be omitted (records must then carry their snapshots, as the conformance fixtures do).
-    """
-    con = con or duck.connect()
-    params = settings.params()
-    raw = lines.column("raw")
-    con.register("sr_lines", pa.table({
-        "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
-        "line_sha256": sha256_column(raw)}))
-    con.register("sr_answers", answers if answers is not None else empty(ANSWERS_SCHEMA))
-    con.register("sr_sources", sources if sources is not None else empty(SOURCES_SCHEMA))
-    con.register("sr_prior", prior if prior is not None else empty(PRIOR_SCHEMA))
-
-    duck.create_table(con, "sr_typed", "source_risk/type_record_lines", params)
-    typed = con.table("sr_typed").select(
-        "file", "line", "answer_carried_text", "answer_joined_sha256", "source_text",
-        "source_record_json").to_arrow_table()
-    carried = sha256_column(typed.column("answer_carried_text"))
-    con.register("sr_content_hashes", pa.table({
-        "file": typed.column("file"), "line": typed.column("line"),
-        "answer_text_sha256": pc.coalesce(carried, typed.column("answer_joined_sha256")),
-        "source_text_sha256": sha256_column(typed.column("source_text")),
-        "source_record_sha256": sha256_column(typed.column("source_record_json")),
-    }))
-    duck.create_table(con, "sr_sealed_tuples", "source_risk/seal_tuples", params)
-    _hash_into(con, "sr_tuple_hashes", "sr_sealed_tuples", {"tuple_json": "tuple_digest_calc"})
-    duck.create_table(con, "sr_sealed_records", "source_risk/seal_records", params)
-    _hash_into(con, "sr_record_hashes", "sr_sealed_records",
-               {"record_json": "record_digest_calc"})
-    duck.create_table(con, "sr_checked", "source_risk/check_records", params)
-
-    cands = duck.query(con, "source_risk/select_parent_candidates")
-    canon = [hashlib.sha256(canonical_json(json.loads(r))).hexdigest()
-             for r in cands.column("raw").to_pylist()]
-    con.register("sr_line_canon", pa.table({
-        "file": cands.column("file"), "line": cands.column("line"),
-        "line_canonical_sha256": pa.array(canon, type=pa.string())}))
-    duck.create_table(con, "sr_linked", "source_risk/link_revisions", params)
-    records = duck.query(con, "source_risk/select_records",
-                         {"gate": contract.VALIDATION_GATE})
-    rejected = duck.query(con, "source_risk/select_rejected_records").cast(
-        contract.REJECTED_SCHEMA)
-    digests = duck.query(con, "source_risk/select_line_digests")
-    return Validated(records, rejected, digests)
+    """Type, seal and check lines (file, line, raw) in memory, in batches of ``batch_rows``
+    (default: one batch), and return the ledger, the rejections and every line's digests."""
+    size = batch_rows or max(1, lines.num_rows)
+    batches = [lines.slice(i, size) for i in range(0, lines.num_rows, size)]
+    ledger = run(batches, settings, answers=answers, sources=sources, prior=prior, con=con,
+                 keep_digests=True)
+    try:
+        return Validated(ledger.records().read_all(), ledger.rejected().read_all(),
+                         ledger.digests())
+    finally:
+        ledger.close()

@@ -1,7 +1,7 @@
 -- Purpose: validate sealed source-risk records in seed 000 §III-C order and name the first
 -- defect: (1) required fields and hashes, (2) predicate types and evidence offsets,
 -- (3) dimension mapping and weights. Grain: one row per typed line, defect_type NULL when the
--- record conforms. Inputs: sr_typed, sr_sealed_tuples,
+-- record conforms, with the fields a ledger row stores. Inputs: sr_typed, sr_sealed_tuples,
 -- sr_sealed_records, sr_record_hashes(file, line, record_digest_calc).
 -- Parameter: $roles (the codebook's source roles). "U", 0, JSON null and a missing key are kept
 -- apart (JSON type, map key presence): only JSON null is an unresolved predicate.
@@ -9,6 +9,9 @@ WITH flags AS (
     SELECT
         s.*,
         st.answer_text_sha256,
+        st.source_sha256,
+        st.answer_sha256,
+        sr.record_json,
         st.source_text_sha256,
         sr.tuple_digest,
         sr.tuple_digest_calc,
@@ -190,6 +193,34 @@ SELECT
     c.record_digest_calc,
     c.line_sha256,
     c.parent_record,
+    -- the stored fields, so the batch's ledger rows are read from here without joining again
+    c.query_id,
+    c.query_sha256,
+    c.answer_id,
+    c.claim_id,
+    c.source_url,
+    c.canonical_url,
+    c.rank,
+    c.collected_at,
+    c.source_role,
+    c.codebook_version,
+    c.annotator_id,
+    c.annotated_at,
+    c.i_val,
+    c.a_val,
+    c.m_val,
+    c.d_val,
+    c.support,
+    c.dimensions,
+    c.weights,
+    c.source_sha256,
+    c.source_origin,
+    c.answer_sha256,
+    c.answer_origin,
+    c.pipeline_name,
+    c.pipeline_version,
+    c.pipeline_config,
+    c.record_json,
     CASE
         WHEN c.defect_type IN ('invalid_nullable_label', 'missing_span', 'invalid_span',
                                'mismatched_quote') THEN 'predicates_and_evidence'

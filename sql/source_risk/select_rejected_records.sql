@@ -1,18 +1,19 @@
 -- Purpose: `rejected_records`: every line that failed the contract, with its defect type, the
--- stage that caught it, a reason and the raw text (nothing is lost). Grain: one row per
--- rejected line. Inputs: sr_checked, sr_linked, sr_typed, sr_lines.
+-- stage that caught it, a reason and the raw text (nothing is lost): the ordered checks'
+-- rejections of every batch and lineage's. Grain: one row per rejected line.
+-- Inputs: sr_rejects and sr_spool (one batch's files), sr_linked. Parameter: $batch.
+SELECT file, line, defect_type, stage, reason, detail, raw
+FROM sr_rejects
+UNION ALL
 SELECT
-    file,
-    line,
-    final_defect AS defect_type,
-    final_stage AS stage,
-    final_reason AS reason,
-    'answer_id=' || coalesce(answer_id, '?') || ' source_url=' || coalesce(source_url, '?')
-        AS detail,
-    raw
-FROM sr_checked
-JOIN sr_linked USING (file, line)
-JOIN sr_typed USING (file, line)
-JOIN sr_lines USING (file, line)
-WHERE final_defect IS NOT NULL
+    s.file,
+    s.line,
+    l.final_defect,
+    l.final_stage,
+    l.final_reason,
+    'answer_id=' || coalesce(s.answer_id, '?') || ' source_url=' || coalesce(s.source_url, '?'),
+    s.raw
+FROM sr_linked AS l
+JOIN sr_spool AS s USING (file, line)
+WHERE l.batch = $batch AND l.final_defect IS NOT NULL
 ORDER BY file, line
