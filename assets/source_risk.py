@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from assets._metadata import PREVIEW_ROWS, table_metadata
-from citeaudit import codebook, parquet_io
+from citeaudit import codebook, parquet_io, storage
 from citeaudit.source_risk import audit
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
@@ -21,7 +21,7 @@ from pipelines.resources import PathsResource
 
 def _counts(path: Path, column: str) -> dict[str, int]:
     """Rows per value of one column of a written file (only that column is read)."""
-    table = pq.read_table(path, columns=[column])
+    table = parquet_io.read_table(path, columns=[column])
     if table.num_rows == 0:
         return {}
     groups = table.group_by(column).aggregate([([], "count_all")]).to_pylist()
@@ -30,7 +30,7 @@ def _counts(path: Path, column: str) -> dict[str, int]:
 
 def _head(path: Path) -> pa.Table:
     """The first rows of a written file, for the metadata preview (not the whole table)."""
-    with pq.ParquetFile(path) as f:
+    with pq.ParquetFile(storage.arrow_source(path)) as f:
         batch = next(f.iter_batches(batch_size=PREVIEW_ROWS), None)
         return pa.Table.from_batches([batch]) if batch is not None else f.schema_arrow.empty_table()
 
@@ -65,7 +65,7 @@ def source_risk(context: dg.AssetExecutionContext, paths: PathsResource):
 
     written = audit.write(paths.raw, paths.derived, part["observation_date"], book, progress)
     ends = written.paths["omission_endpoints"]
-    r_o = pq.read_table(ends, columns=["r_o"]).column(0)
+    r_o = parquet_io.read_table(ends, columns=["r_o"]).column(0)
     extras = {
         "source_risk_records": {"source_snapshots": written.source_snapshots},
         "rejected_records": {"by_defect_type": _counts(written.paths["rejected_records"],

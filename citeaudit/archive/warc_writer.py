@@ -16,7 +16,7 @@ import os
 import threading
 from dataclasses import dataclass
 from io import BytesIO
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -47,7 +47,7 @@ def fetched_name(observation_date: str, seq: int, archive: str | None = None) ->
 
 def file_origin(path: Path | str) -> str:
     """The ``origin`` of a fetched WARC's rows: ``fetched`` (live) or ``archive:<name>``."""
-    m = FETCHED_RE.match(Path(path).name)
+    m = FETCHED_RE.match(PurePosixPath(str(path)).name)
     return f"archive:{m.group(3)}" if m and m.group(3) else "fetched"
 
 
