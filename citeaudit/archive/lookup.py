@@ -15,8 +15,9 @@ InternetArchiveBot asks for the snapshot closest to the access date):
    ``metadata`` record naming the archive and the memento URL.
 
 The status written is the archive index's ``status`` field, never the replay's: pywb replays
-an archived 404 with HTTP 200 in some modes (pywb issue #843). An archived redirect is followed
-inside the same archive (each hop its own lookup, at most ``fetch.max_redirects``).
+an archived 404 with HTTP 200 in some modes, so the replay cannot say what was archived. An
+archived redirect is followed inside the same archive (each hop its own lookup, at most
+``fetch.max_redirects``).
 
 Every request goes through the live crawl's politeness (:class:`HostGate` per archive host,
 the ``fetch:`` timeouts, retries after 429/503/resets) and leaves ``fetch_log`` rows with

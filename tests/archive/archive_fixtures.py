@@ -93,7 +93,7 @@ class WaybackStub:
                 ts, _, url = rest.partition("/")
                 for u, hours, _status, body in stub.holdings:
                     if u == url and at(hours).strftime("%Y%m%d%H%M%S") + "id_" == ts:
-                        # like pywb (issue #843), the replay answers 200 whatever was archived
+                        # as pywb can, the replay answers 200 whatever status was archived
                         self.send_response(200)
                         self.send_header("Content-Type", "text/html; charset=utf-8")
                         self.send_header("Content-Length", str(len(body)))
