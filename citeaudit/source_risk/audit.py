@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -157,37 +157,18 @@ class Written:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _rows_in(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
-    """Record batches regrouped into tables of exactly ``size`` rows (the last may be short),
-    so the row groups, and the file's bytes, do not depend on how DuckDB chunked them."""
-    pending: list[pa.RecordBatch] = []
-    count = 0
-    for batch in batches:
-        pending.append(batch)
-        count += batch.num_rows
-        while count >= size:
-            table = pa.Table.from_batches(pending)
-            yield table.slice(0, size)
-            rest = table.slice(size)
-            pending, count = rest.to_batches(), rest.num_rows
-    if count or not pending:
-        yield pa.Table.from_batches(pending) if pending else None
-
-
 def stream_parquet(reader: pa.RecordBatchReader, path: Path,
                    schema: pa.Schema | None = None) -> int:
-    """Write record batches to ``path`` by row groups (never gathered whole); rows written."""
+    """Write record batches to ``path`` in row groups of exactly ``ROW_GROUP`` rows (never
+    gathered whole; the bytes do not depend on how DuckDB chunked them); rows written."""
     target = schema or reader.schema
-    rows = 0
-    with pq.ParquetWriter(path, target, compression="zstd", write_statistics=True,
-                          store_schema=True) as writer:
-        for table in _rows_in(iter(reader), ROW_GROUP):
-            if table is None:
-                break
-            writer.write_table(table.cast(target) if schema else table,
-                               row_group_size=ROW_GROUP)
-            rows += table.num_rows
-    return rows
+    writer = parquet_io.RowGroupWriter(path, target, ROW_GROUP)
+    try:
+        for batch in reader:
+            writer.write(batch.cast(target) if schema else batch)
+    finally:
+        writer.close()
+    return writer.rows
 
 
 def work_connection(folder: Path):
