@@ -23,17 +23,69 @@ citeaudit report [--derived DIR]              the paths of the HTML reports
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
+from typing import Any
 
-from rich.console import Console
+from citeaudit import storage
 
-from citeaudit import demo_corpus, ops_cli, storage
-from citeaudit.archive import cli as archive_cli
-from citeaudit.archive import fetch_cli
+# Every command whose code lives in its own module, in the order `citeaudit --help` lists
+# them: (module, its ``register_cli``, ((command, one-line help), ...)). Only the module of
+# the command being run is imported; the others are listed by name and help alone, so that
+# `citeaudit index-warc` does not pay for dagster, duckdb or the demo corpus at start.
+# tests/test_cli.py checks these help lines against what each module registers.
+LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("citeaudit.demo_corpus", "register_cli", (
+        ("demo-corpus",
+         "generate a realistic demo corpus (answers, WARCs, annotations, ground truth)"),
+        ("demo-archive", "archive the demo's last date live from its own loopback web site"),
+    )),
+    ("citeaudit.ops_cli", "register_cli", (
+        ("check", "list every file and folder under --raw that will not be read, and why"),
+        ("init", "create a raw folder: its layout, a README and the documented default codebook"),
+        ("run", "materialize every asset for the dates found under --raw (or some of them)"),
+        ("backfill", "recompute every date × codebook asset of one codebook version"),
+        ("status", "materialized / stale / failed / missing, per asset and partition"),
+    )),
+    ("citeaudit.archive.cli", "register_cli", (
+        ("index-warc", "index WARC/ARC files into a capture table (parquet) or pywb CDXJ"),
+    )),
+    ("citeaudit.archive.fetch_cli", "register_cli", (
+        ("archive",
+         "capture the pages a day's answers cite into WARC (politely, robots obeyed)"),
+    )),
+    ("citeaudit.archive.replay", "register_cli", (
+        ("replay", "serve the project's WARCs in a local pywb, so replay links open"),
+    )),
+    ("citeaudit.source_risk.conformance.cli", "register_cli", (
+        ("conformance", "run the seed 000 conformance suite"),
+    )),
+    ("citeaudit.imports.cli", "register_cli", (
+        ("import", "import engine API responses (openai, gemini, anthropic, perplexity) or "
+                   "real human-annotated data (liu, expertqa) into a raw folder"),
+    )),
+    ("citeaudit.imports.collect", "register_cli", (
+        ("collect", "ask an engine each query of a panel (vendor SDK, web search on) and "
+                    "import the answers"),
+    )),
+    ("citeaudit.support.cli", "register_cli", (
+        ("review", "Label Studio round trip: export the review queue as tasks, import a "
+                   "Label Studio JSON export"),
+        ("validate-grader", "measure the evidence locator against expert labels (held-out half)"),
+    )),
+)
 
-err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+@cache
+def _err() -> Any:
+    """The stderr console (rich is imported on first use, not at start)."""
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def _cmd_summary(args: argparse.Namespace) -> int:
@@ -41,8 +93,10 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     derived = storage.as_root(args.derived)
     if not (derived / CATALOG_FILE).is_file():
-        err.print(f"[red]error:[/red] no {derived / CATALOG_FILE}: run `citeaudit run` first")
+        _err().print(f"[red]error:[/red] no {derived / CATALOG_FILE}: run `citeaudit run` first")
         return 2
+    from citeaudit import ops_cli
+
     ops_cli.print_summary(storage.as_root(args.raw), derived)
     return 0
 
@@ -53,10 +107,10 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
 
     derived = storage.as_root(args.derived)
     try:
-        with runlock.hold(derived, warn=lambda m: err.print(f"[yellow]warning:[/yellow] {m}")):
+        with runlock.hold(derived, warn=lambda m: _err().print(f"[yellow]warning:[/yellow] {m}")):
             path = catalog.build(derived)
     except runlock.LockHeld as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        _err().print(f"[red]error:[/red] {exc}")
         return 3
     print(path)
     return 0
@@ -66,7 +120,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     derived = storage.as_root(args.derived)
     pages = sorted((derived / "report").glob("observation_date=*/codebook=*/index.html"))
     if not pages:
-        err.print(f"[red]error:[/red] no report under {derived / 'report'}: run `citeaudit run`")
+        _err().print(f"[red]error:[/red] no report under {derived / 'report'}: run `citeaudit run`")
         return 2
     for page in pages:
         print(page)
@@ -76,14 +130,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_ui(args: argparse.Namespace) -> int:
     raw, derived = storage.as_root(args.raw), storage.as_root(args.derived)
     if not raw.is_dir():
-        err.print(f"[red]error:[/red] raw folder {raw} does not exist (--raw DIR)")
+        _err().print(f"[red]error:[/red] raw folder {raw} does not exist (--raw DIR)")
         return 2
     os.environ.setdefault("CITEAUDIT_RAW", str(raw))
     os.environ.setdefault("CITEAUDIT_DERIVED", str(derived))
     from pipelines import runner
 
     home = runner.ensure_dagster_home(derived)
-    err.print(f"Dagster UI on http://{args.host}:{args.port}  (DAGSTER_HOME={home})")
+    _err().print(f"Dagster UI on http://{args.host}:{args.port}  (DAGSTER_HOME={home})")
     dagster = Path(sys.executable).with_name("dagster")
     command = [
         str(dagster),
@@ -99,8 +153,18 @@ def _cmd_ui(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
+_ALL = "*"
+
+
+def build_parser(command: str | None = _ALL) -> argparse.ArgumentParser:
+    """The argument parser of ``citeaudit``.
+
+    ``command`` is the subcommand about to run: only its module is imported and registered
+    in full; every other module's commands are placeholders with their name and help line,
+    enough for ``citeaudit --help`` and for argparse's choice errors. ``None`` registers no
+    module in full; the default registers every module (the whole parser, as tests and
+    documentation tools want it).
+    """
     parser = argparse.ArgumentParser(
         prog="citeaudit",
         description="Audit the citations in AI search answers: offline, batch, fail-closed.",
@@ -116,27 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"citeaudit {installed}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo_corpus.register_cli(sub)
-
-    ops_cli.register_cli(sub)
-
-    archive_cli.register_cli(sub)
-    fetch_cli.register_cli(sub)
-    from citeaudit.archive import replay as replay_cli
-
-    replay_cli.register_cli(sub)
-    from citeaudit.source_risk.conformance import cli as conformance_cli
-
-    conformance_cli.register_cli(sub)
-
-    from citeaudit.imports.cli import register_cli as register_import
-    from citeaudit.imports.collect import register_cli as register_collect
-
-    register_import(sub)
-    register_collect(sub)
-    from citeaudit.support.cli import register_cli as register_support
-
-    register_support(sub)
+    for module, register, commands in LAZY_COMMANDS:
+        if command is _ALL or any(name == command for name, _ in commands):
+            getattr(importlib.import_module(module), register)(sub)
+        else:
+            for name, help_line in commands:
+                sub.add_parser(name, help=help_line, add_help=False)
 
     summ = sub.add_parser("summary", help="print the summary of what is in --derived")
     summ.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
@@ -170,25 +219,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The subcommand in ``argv``: its first word that is not an option (``None`` if none).
+
+    The top-level parser takes only flag options (``--help``, ``--version``), so the first
+    other word is the command argparse will dispatch on.
+    """
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``citeaudit`` console script.
 
     A file that cannot be opened is a one-line error naming it, not a traceback
     (``CITEAUDIT_DEBUG=1`` shows the traceback); Ctrl-C exits 130 without one.
     """
-    args = build_parser().parse_args(argv)
+    if argv is None:
+        argv = sys.argv[1:]
+    args = build_parser(_command_named(argv)).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except OSError as exc:
         if os.environ.get("CITEAUDIT_DEBUG") or exc.filename is None:
             raise
-        err.print(
+        _err().print(
             f"[red]error:[/red] {exc.filename}: {exc.strerror or exc} "
             f"(`citeaudit {args.command} --help` says what it expects)"
         )
         return 2
     except KeyboardInterrupt:
-        err.print("interrupted")
+        _err().print("interrupted")
         return 130
 
 

@@ -1,0 +1,70 @@
+"""The ``citeaudit`` parser imports a subcommand's module only when that subcommand runs.
+
+Why: every command used to pay for importing all of them (dagster, duckdb, the demo corpus)
+before doing anything. The lazy parser must still print exactly what the whole one prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from citeaudit import cli
+
+sys.path.insert(0, str(Path(__file__).parent / "archive"))
+from archive_fixtures import write_warc  # noqa: E402
+
+
+def _commands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
+LAZY_NAMES = [name for _, _, commands in cli.LAZY_COMMANDS for name, _ in commands]
+
+
+def test_top_level_help_is_the_whole_parsers_help(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    whole, lazy = cli.build_parser(), cli.build_parser(None)
+    assert lazy.format_help() == whole.format_help()
+    assert list(_commands(lazy).choices) == list(_commands(whole).choices)
+    helps = {a.dest: a.help for a in _commands(whole)._choices_actions}
+    assert {name: helps[name] for name in LAZY_NAMES} == {
+        name: help_line for _, _, commands in cli.LAZY_COMMANDS for name, help_line in commands
+    }
+
+
+@pytest.mark.parametrize("command", LAZY_NAMES)
+def test_each_command_help_is_unchanged(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    whole = _commands(cli.build_parser()).choices[command]
+    lazy = _commands(cli.build_parser(command)).choices[command]
+    assert lazy.format_help() == whole.format_help()
+    assert lazy.get_default("func") is whole.get_default("func")
+
+
+def test_command_word_is_found_past_top_level_flags() -> None:
+    assert cli._command_named(["index-warc", "x.warc", "--out", "y"]) == "index-warc"
+    assert cli._command_named(["--version"]) is None
+    assert cli._command_named(["-h", "run"]) == "run"
+
+
+def test_index_warc_process_does_not_import_the_pipeline(tmp_path: Path) -> None:
+    warc = write_warc(tmp_path / "tiny.warc.gz")
+    out = tmp_path / "tiny.parquet"
+    heavy = ("dagster", "pandas", "duckdb", "citeaudit.demo_corpus", "pipelines")
+    code = (
+        "import json, sys\n"
+        "from citeaudit import cli\n"
+        f"rc = cli.main(['index-warc', {str(warc)!r}, '--out', {str(out)!r}, '--workers', '1'])\n"
+        f"print(json.dumps([rc, [m for m in {heavy!r} if m in sys.modules]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    rc, imported = json.loads(done.stdout.strip().splitlines()[-1])
+    assert rc == 0 and out.is_file()
+    assert imported == []
