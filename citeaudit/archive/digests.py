@@ -130,6 +130,24 @@ class _HashingReader:
             pass
 
 
+def hash_payload(head: bytes, block: Any, hashers: list[Any]) -> int:
+    """Feed ``head`` and then the rest of ``block`` to every hasher; return the byte count.
+
+    What :class:`_HashingReader` does when nothing else reads the payload (no de-chunking,
+    no POST body to keep), without its per-read wrapper.
+    """
+    size = len(head)
+    if head:
+        for hasher in hashers:
+            hasher.update(head)
+    read = block.read
+    while data := read(BLOCK_SIZE):
+        size += len(data)
+        for hasher in hashers:
+            hasher.update(data)
+    return size
+
+
 def _hash_dechunked(raw: _HashingReader, hasher: Any) -> None:
     """Hash the body with its chunked framing removed (warcio's ChunkedDataReader)."""
     from warcio.bufferedreaders import ChunkedDataReader

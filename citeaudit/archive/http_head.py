@@ -88,12 +88,17 @@ def _split_simple(raw: bytes) -> HttpHead:
     lines = raw[:-4].decode("ascii").split("\r\n")
     protocol_status = lines[0].rstrip().split(" ", 1)
     headers = []
+    first: dict[str, str] = {}  # get_header's lookup, built in the same pass
     for line in lines[1:]:
         name, sep, value = line.rstrip().partition(":")
         if sep:
-            headers.append((name.rstrip(" \t"), value.lstrip()))
+            name, value = name.rstrip(" \t"), value.lstrip()
+            headers.append((name, value))
+            first.setdefault(name.lower(), value)
     statusline = protocol_status[1].strip() if len(protocol_status) > 1 else ""
-    return HttpHead(protocol_status[0], statusline, headers)
+    http = HttpHead(protocol_status[0], statusline, headers)
+    http._first = first
+    return http
 
 
 def parse_header_block_with_warcio(raw: bytes) -> HttpHead | None:

@@ -17,7 +17,13 @@ from typing import Any
 import pyarrow as pa
 
 from citeaudit.archive.dates import _capture_time
-from citeaudit.archive.digests import _hash_dechunked, _HashingReader, _read_capped, decode_digest
+from citeaudit.archive.digests import (
+    _hash_dechunked,
+    _HashingReader,
+    _read_capped,
+    decode_digest,
+    hash_payload,
+)
 from citeaudit.archive.http_head import _HeadersTooLong, _mime_of, _parse_http_headers, _status_code
 from citeaudit.archive.post_query import POST_BODY_CAP, _post_append
 from citeaudit.archive.schema import _COLUMNS, CAPTURE_SCHEMA, _join_errors, rows_to_batch
@@ -160,7 +166,7 @@ class _Indexer:
             and slot.content_length != 0
         )
         if not wanted and not (is_request and http_record):
-            self._join(slot, None, None)
+            self._join(slot, None, None, uri)
             return None
 
         block = slot.block
@@ -184,7 +190,7 @@ class _Indexer:
             if capture_post and block is not None:
                 raw = head[:POST_BODY_CAP] + _read_capped(block, POST_BODY_CAP - len(head))
                 post_append = _post_append(method, http, raw, uri)
-            self._join(slot, None, post_append)
+            self._join(slot, None, post_append, uri)
             return None
 
         # --- payload: hash it as stored (after the HTTP headers, chunking and all) ---------
@@ -223,7 +229,9 @@ class _Indexer:
             dechunked_verifier = hashlib.new(algo)
         body_head = bytearray() if capture_post else None
         size = 0
-        if block is not None:
+        if block is not None and dechunked_verifier is None and body_head is None:
+            size = hash_payload(head, block, hashers)
+        elif block is not None:
             hashing = _HashingReader(head, block, [h.update for h in hashers], body_head)
             if dechunked_verifier is not None:
                 _hash_dechunked(hashing, dechunked_verifier)
@@ -292,12 +300,17 @@ class _Indexer:
             "truncated": "truncated" in headers,
             "error": _join_errors(errors),
         }
-        self._join(slot, row, post_append)
+        self._join(slot, row, post_append, uri)
         return row
 
-    def _join(self, slot: Slot, row: dict | None, post_append: str | None) -> None:
-        """Pair adjacent request/response records (pywb) to key POST responses by body."""
-        key = _join_key(slot)
+    def _join(
+        self, slot: Slot, row: dict | None, post_append: str | None, uri: str | None
+    ) -> None:
+        """Pair adjacent request/response records (pywb) to key POST responses by body.
+
+        ``uri`` is the slot's cleaned target URI (already computed by the caller).
+        """
+        key = _join_key(slot, uri)
         prev, self.prev = self.prev, (slot, row, post_append, key)
         if prev is None:
             return
@@ -314,13 +327,15 @@ class _Indexer:
             resp_row["urlkey"] = url + append  # keyed with the body query in _flush
 
 
-def _join_key(slot: Slot) -> tuple:
-    """What decides whether two adjacent records pair: (kind, type, URI, id, concurrent-to)."""
+def _join_key(slot: Slot, uri: str | None = None) -> tuple:
+    """What decides whether two adjacent records pair: (kind, type, URI, id, concurrent-to).
+
+    ``uri``: the slot's cleaned target URI when the caller has it (else cleaned here).
+    """
     headers = slot.headers
-    return (
-        slot.kind, slot.rec_type, clean_target_uri(headers.get("uri")), headers.get("id"),
-        headers.get("concurrent_to"),
-    )
+    if uri is None:
+        uri = clean_target_uri(headers.get("uri"))
+    return slot.kind, slot.rec_type, uri, headers.get("id"), headers.get("concurrent_to")
 
 
 def _pair_order(a: tuple, b: tuple) -> int:

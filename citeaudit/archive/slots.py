@@ -128,6 +128,8 @@ def _member_starts_record(fd: int, offset: int) -> bool:
     if head[:2] != b"\x1f\x8b":
         return False
     try:
+        if head[2:4] == b"\x08\x00":  # deflate, no optional fields: a 10-byte gzip header
+            return zlib.decompressobj(-15).decompress(head[10:], 5) == b"WARC/"
         return zlib.decompressobj(31).decompress(head, 5) == b"WARC/"
     except zlib.error:
         return False

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from citeaudit import storage
 from citeaudit.archive.index import SPLIT_MIN_BYTES, _iter_jobs, _Mode, index_file_into
@@ -75,12 +75,10 @@ class _PartWriter:
     def __call__(self, batch: pa.RecordBatch) -> None:
         if not batch.num_rows:
             return
-        offsets = batch.column("offset")
-        if self.sorted and (offsets[0].as_py() < self._last or (
-            batch.num_rows > 1 and not pc.all(pc.greater_equal(offsets[1:], offsets[:-1])).as_py()
-        )):
+        offsets = _int64_values(batch.column("offset"))
+        if self.sorted and (offsets[0] < self._last or not np.all(offsets[1:] >= offsets[:-1])):
             self.sorted = False
-        self._last = offsets[-1].as_py()
+        self._last = int(offsets[-1])
         self._writer.write_batch(batch)
         self.rows += batch.num_rows
 
@@ -106,6 +104,16 @@ class _PartWriter:
                 for batch in table.to_batches(max_chunksize=BATCH_ROWS):
                     writer.write_batch(batch)
         return self.rows
+
+
+def _int64_values(column: pa.Array) -> np.ndarray:
+    """An int64 column without nulls as a numpy view of its buffer.
+
+    ``Array.to_numpy`` would do, but its first call imports pandas (~55 MB of RSS).
+    """
+    if column.null_count:
+        raise ValueError("null offset in an index batch")
+    return np.frombuffer(column.buffers()[1], np.int64, len(column), column.offset * 8)
 
 
 def _read_part(path: str) -> Iterator[pa.RecordBatch]:
@@ -177,8 +185,10 @@ class IndexSummary:
         errors = batch.column("error")
         if errors.null_count == batch.num_rows:
             return
+        import pyarrow.compute as pc  # only for batches with errors (it costs ~12 MB of RSS)
+
         has = pc.is_valid(errors)
-        self.records_with_error += pc.sum(has).as_py()
+        self.records_with_error += batch.num_rows - errors.null_count
         pairs = pa.table({"file": batch.column("file"), "error": errors}).filter(has)
         for pair in pairs.group_by(["file", "error"]).aggregate([]).to_pylist():
             for code in pair["error"].split(";"):
@@ -211,6 +221,8 @@ def _run_segments(batches: Iterable[pa.RecordBatch], schema: pa.Schema
         files = batch.column("file")
         cuts = [0]
         if n > 1:
+            import pyarrow.compute as pc
+
             cuts += (pc.indices_nonzero(pc.not_equal(files[1:], files[:-1])).to_numpy() + 1
                      ).tolist()
         cuts.append(n)
