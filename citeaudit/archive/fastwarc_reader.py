@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from citeaudit.archive.slots import (
+    _WANTED_HEADERS,
     _WANTED_HEADERS_BYTES,
     BLOCK_SIZE,
     MAX_BLANK_SLACK,
@@ -125,16 +126,7 @@ def fastwarc_slots(
             version = headers.status_line_bytes or b""
             if version not in WARC_VERSIONS:
                 raise FastwarcRefused(f"unsupported version line {version[:20]!r}")
-            fields: dict[str, str] = {}
-            header_size = len(version) + 4
-            for raw_name, raw_value in headers.items_bytes():
-                header_size += len(raw_name) + len(raw_value) + 4
-                key = _WANTED_HEADERS_BYTES.get(raw_name.lower())
-                if key is not None and key not in fields:
-                    try:
-                        fields[key] = raw_value.decode("utf-8")
-                    except UnicodeDecodeError:
-                        fields[key] = raw_value.decode("iso-8859-1")
+            header_size, fields = _warc_fields(headers, version)
             try:
                 content_length = int(fields.get("content_length", ""))
             except ValueError:
@@ -160,6 +152,37 @@ def fastwarc_slots(
                 raise FastwarcRefused("no WARC records found")
             return
         _fastwarc_close(prev, size, fd, gz, prev_end, prev_size)
+
+
+def _warc_fields(headers: Any, version: bytes) -> tuple[int, dict[str, str]]:
+    """The header block's size as ``version CRLF (name ": " value CRLF)* CRLF`` and the
+    wanted fields (:data:`_WANTED_HEADERS` keys; the first of repeated names wins).
+
+    An ASCII block is read from FastWARC's own rendering of it, which is that spelling (one
+    call instead of one per header); anything else (non-ASCII bytes, a value holding a line
+    break) goes through the headers one by one, values decoded as UTF-8, else Latin-1.
+    """
+    text = str(headers)
+    lines = text.split("\r\n")
+    if text.isascii() and len(lines) == len(headers) + 3 and lines[0] == version.decode():
+        fields: dict[str, str] = {}
+        for line in lines[1:-2]:
+            name, _, value = line.partition(": ")
+            key = _WANTED_HEADERS.get(name.lower())
+            if key is not None and key not in fields:
+                fields[key] = value
+        return len(text), fields
+    fields = {}
+    header_size = len(version) + 4
+    for raw_name, raw_value in headers.items_bytes():
+        header_size += len(raw_name) + len(raw_value) + 4
+        key = _WANTED_HEADERS_BYTES.get(raw_name.lower())
+        if key is not None and key not in fields:
+            try:
+                fields[key] = raw_value.decode("utf-8")
+            except UnicodeDecodeError:
+                fields[key] = raw_value.decode("iso-8859-1")
+    return header_size, fields
 
 
 def _fastwarc_close(slot: Slot, next_pos: int, fd: int, gz: bool, end: int, isize: int) -> None:

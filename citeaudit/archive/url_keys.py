@@ -29,7 +29,7 @@ def url_to_urlkey(url: str) -> str:
 
     surt is the single most expensive step per record (~15 us), so plain URLs take
     :func:`_plain_urlkey` (~3 us, the same key) and keys are memoised (revisits and recrawls
-    repeat URLs); the cache is emptied past 50,000 entries.
+    repeat URLs, mostly close together); the cache is emptied past 10,000 entries (~2 MB).
     """
     key = _URLKEY_CACHE.get(url)
     if key is None:
@@ -41,7 +41,7 @@ def url_to_urlkey(url: str) -> str:
                 key = surt.surt(url)
             except Exception:  # cdxj-indexer falls back to the URL itself
                 key = url
-        if len(_URLKEY_CACHE) >= 50_000:
+        if len(_URLKEY_CACHE) >= 10_000:
             _URLKEY_CACHE.clear()
         _URLKEY_CACHE[url] = key
     return key
