@@ -23,8 +23,9 @@ e. the streamed index over the 4 part files, 2 workers (each part is over the 32
 f. d + ``to_cdxj_lines`` (what ``citeaudit index-warc`` does for CDXJ output)
 g. the streamed index on the single file, 2 workers (split into 2 byte ranges)
 w. whole processes, imports included: ``citeaudit index-warc W --out x.parquet --workers 1``
-   against the ``cdxj-indexer W -o /dev/null`` command (timed in the same child, one after
-   the other)
+   against the ``cdxj-indexer W -o /dev/null`` command (run from the same child, one after
+   the other; wall, CPU and peak RSS of each process from ``os.wait4``)
+w3. (w) on the 3x file (the whole process's peak RSS must not grow with the input either)
 
 and, for context, a bare FastWARC iterate-and-sha256 loop and ``surt.surt`` alone over every
 target URI (the SURT key every indexer here computes; it is a fixed share of a-g).
@@ -47,6 +48,7 @@ import random
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -227,6 +229,20 @@ def _peak_rss_mb() -> tuple[float, float]:
     return self_kb / 1024, child_kb / 1024
 
 
+def _command(cmd: list[str]) -> tuple[float, float, float]:
+    """Run a command to the end: (wall s, CPU s, peak RSS MB) of that process alone."""
+    with tempfile.TemporaryFile() as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=log, stderr=log)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            log.seek(0)
+            raise SystemExit(f"{cmd[0]} failed:\n{log.read().decode(errors='replace')}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
 def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
     """Run one measurement in this (child) process; return its result dict.
 
@@ -303,21 +319,17 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
             write_batches(batches, CAPTURE_SCHEMA, Path(out + ".parquet"),
                           row_group_rows=ROW_GROUP_ROWS)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-    elif kind == "whole-processes":
+    elif kind in ("whole-processes", "whole-processes-x3"):
         bindir = Path(sys.executable).parent
-        t0, c0 = time.perf_counter(), time.process_time()
-        subprocess.run([str(bindir / "cdxj-indexer"), whole, "-o", os.devnull], check=True,
-                       capture_output=True)
-        theirs = time.perf_counter() - t0
-        theirs_rss = _peak_rss_mb()[1]
-        t0, c0 = time.perf_counter(), time.process_time()
-        subprocess.run([str(bindir / "citeaudit"), "index-warc", whole, "--out",
-                        out + ".parquet", "--workers", "1"], check=True,
-                       capture_output=True)
-        ours = time.perf_counter() - t0
-        return {"kind": kind, "seconds": ours, "cpu_seconds": None, "theirs": theirs,
-                "rss_mb": _peak_rss_mb()[1],
-                "theirs_rss_mb": theirs_rss, "child_rss_mb": 0.0}
+        source = str(tripled(Path(whole))) if kind.endswith("x3") else whole
+        theirs, theirs_cpu, theirs_rss = _command(
+            [str(bindir / "cdxj-indexer"), source, "-o", os.devnull])
+        ours, ours_cpu, ours_rss = _command(
+            [str(bindir / "citeaudit"), "index-warc", source, "--out", out + ".parquet",
+             "--workers", "1"])
+        return {"kind": kind, "seconds": ours, "cpu_seconds": ours_cpu, "rss_mb": ours_rss,
+                "theirs": theirs, "theirs_cpu": theirs_cpu, "theirs_rss_mb": theirs_rss,
+                "child_rss_mb": 0.0}
     else:
         raise SystemExit(f"unknown measurement {kind}")
     rss, child_rss = _peak_rss_mb()
@@ -359,6 +371,7 @@ MEASUREMENTS = [
     ("fastwarc-hash-loop", "context: bare FastWARC loop + sha256 every block"),
     ("surt-only", "context: `surt.surt` of every target URI (paid by a-g)"),
     ("whole-processes", "w. `citeaudit index-warc --out x.parquet --workers 1`, whole process"),
+    ("whole-processes-x3", "w3. (w) on the 3x file"),
 ]
 
 
@@ -450,15 +463,17 @@ def main(argv: list[str] | None = None) -> int:
         rss = f"{res['rss_mb']:.0f}"
         if "2workers" in res["kind"]:
             rss += f" (+ workers {res['child_rss_mb']:.0f} each)"
-        if res["kind"] == "whole-processes":
+        cpu = res["cpu_seconds"]
+        if res["kind"].startswith("whole-processes"):
             ratio = res["theirs"] / res["seconds"]
-            label += f" (cdxj-indexer command: {res['theirs']:.2f} s)"
+            label += (f" (cdxj-indexer command: {res['theirs']:.2f} s, "
+                      f"{res['theirs_cpu']:.2f} CPU s)")
             rss = f"{res['rss_mb']:.0f} (cdxj-indexer: {res['theirs_rss_mb']:.0f})"
+            cpu_cells = f"{cpu:.2f} | {res['theirs_cpu'] / cpu:.2f}x"
         else:
             ratio = base * records / n_records / res["seconds"]
-        cpu = res["cpu_seconds"]
-        cpu_cells = ("- | -" if cpu is None else
-                     f"{cpu:.2f} | {base_cpu * records / n_records / cpu:.2f}x")
+            cpu_cells = ("- | -" if cpu is None else
+                         f"{cpu:.2f} | {base_cpu * records / n_records / cpu:.2f}x")
         print(f"| {label} | {res['seconds']:.2f} | {records / res['seconds']:,.0f} | "
               f"{ratio:.2f}x | {cpu_cells} | {rss} |")
     single, x3 = by_kind["stream-1proc"], by_kind["stream-1proc-x3"]
@@ -469,6 +484,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{base / by_kind['index_file-fastwarc']['seconds']:.2f}x wall)")
     print(f"- target 2, peak RSS <= 150 MB and flat: (s) {single['rss_mb']:.0f} MB, "
           f"(s3) {x3['rss_mb']:.0f} MB, 3x / 1x = {x3['rss_mb'] / single['rss_mb']:.3f}")
+    w, w3 = by_kind["whole-processes"], by_kind["whole-processes-x3"]
+    print(f"- whole `citeaudit index-warc` processes: {w['theirs'] / w['seconds']:.2f}x wall, "
+          f"{w['theirs_cpu'] / w['cpu_seconds']:.2f}x CPU against the cdxj-indexer command; "
+          f"peak RSS (w) {w['rss_mb']:.0f} MB, (w3) {w3['rss_mb']:.0f} MB, "
+          f"3x / 1x = {w3['rss_mb'] / w['rss_mb']:.3f}")
     print()
     notes = _check_outputs(results_dir)
     for note in notes:
