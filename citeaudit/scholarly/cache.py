@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -167,6 +167,14 @@ class RecordStore:
 
         DOIs already used, fresh in the cache, or that cannot go in a list are left to
         :meth:`get`; a DOI a list answer does not settle is looked up on its own here.
+
+        One request at a time, but lists and the single-DOI checks they call for are
+        interleaved: the two have limiters of their own, so whichever may start sooner goes
+        next (a single check on a tie) and neither waits for the other kind to finish. Each
+        list takes every n-th DOI (n lists in all) rather than a run of neighbours, so the
+        DOIs a registry lacks, which cluster by prefix, surface with the first list and their
+        checks start at once instead of after the lists. Which DOIs share a list changes
+        nothing else: the same lists, the same checks, the same answers.
         """
         client = self.clients.get(registry)
         if client is None or not self.batched:
@@ -176,19 +184,29 @@ class RecordStore:
                 and not self._fresh(self.cache.get((registry, "work", d)))
                 and client.batchable(d)]
         size = max(1, int(client.batch_limit))
-        for i in range(0, len(todo), size):
-            chunk = todo[i:i + size]
-            before = client.session.stats.mine()
-            batch = client.work_list(chunk)
-            self._count_requests(registry, client, before)
-            at = self._stamp()
-            for doi in chunk:
-                if doi in batch.fetches:
-                    self._settle((registry, "work", doi), batch.fetches[doi], at)
-            with self._lock:
-                self.counts["batch_unanswered"] += len(batch.unanswered)
-            for doi in batch.unanswered:
-                self.get(registry, "work", doi)
+        count = -(-len(todo) // size)
+        lists = deque(todo[j::count] for j in range(count))
+        singles: deque[str] = deque()
+        session = client.session
+        while lists or singles:
+            if lists and (not singles or session.list_limiter.ready_in()
+                          < session.limiter.ready_in()):
+                singles.extend(self._fetch_list(registry, client, lists.popleft()))
+            else:
+                self.get(registry, "work", singles.popleft())
+
+    def _fetch_list(self, registry: str, client: Client, chunk: list[str]) -> tuple[str, ...]:
+        """One list request: settle what it answered; return the DOIs it left unanswered."""
+        before = client.session.stats.mine()
+        batch = client.work_list(chunk)
+        self._count_requests(registry, client, before)
+        at = self._stamp()
+        for doi in chunk:
+            if doi in batch.fetches:
+                self._settle((registry, "work", doi), batch.fetches[doi], at)
+        with self._lock:
+            self.counts["batch_unanswered"] += len(batch.unanswered)
+        return batch.unanswered
 
     def table(self) -> pa.Table:
         """The records used, one row per key, in key order."""
