@@ -18,6 +18,7 @@ the list answer leaves out gets its own ``/works/{doi}`` request, the only answe
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections import Counter, deque
@@ -95,7 +96,8 @@ class RecordStore:
     ``batched=False`` sends every DOI lookup on its own (the reference path). ``counts``:
     ``requests`` (HTTP requests, per registry too), ``lookups_fetched`` (records settled by a
     request), ``from_cache``, ``offline``, ``stale_used_after_error``, ``batch_unanswered``.
-    Safe to use from several threads (per registry: DOI lookups and searches side by side).
+    Safe to use from several threads (per registry: DOI lookups and searches side by side);
+    ``arrivals`` names each key the moment its record is settled, once.
     """
 
     cache: dict[tuple[str, str, str], Cached]
@@ -109,6 +111,13 @@ class RecordStore:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._started = time.monotonic()
+        self.arrivals: queue.SimpleQueue[tuple[str, str, str]] = queue.SimpleQueue()
+
+    def _use(self, ident: tuple[str, str, str], chosen: Cached) -> None:
+        """Keep the record a key will be read from, and announce it on :attr:`arrivals` (so a
+        reader in another thread can act on each record as it comes). Called under the lock."""
+        self.used[ident] = chosen
+        self.arrivals.put(ident)
 
     def _stamp(self) -> datetime:
         """This moment on the run's clock: ``now`` plus the time elapsed since the store began
@@ -129,7 +138,7 @@ class RecordStore:
                     cached.fetch.outcome in ANSWERED:
                 self.counts["stale_used_after_error"] += 1
                 chosen = cached  # the registry failed now; an older answer is still an answer
-            self.used[ident] = chosen
+            self._use(ident, chosen)
         return chosen.fetch
 
     def _count_requests(self, registry: str, client: Client, before: int) -> None:
@@ -146,7 +155,7 @@ class RecordStore:
         if self._fresh(cached):
             with self._lock:
                 self.counts["from_cache"] += 1
-                self.used[ident] = cached
+                self._use(ident, cached)
             return cached.fetch
         if registry not in self.clients:
             chosen = cached or Cached(
@@ -154,7 +163,7 @@ class RecordStore:
                 self.now)
             with self._lock:
                 self.counts["offline"] += 1
-                self.used[ident] = chosen
+                self._use(ident, chosen)
             return chosen.fetch
         client = self.clients[registry]
         before = client.session.stats.mine()
