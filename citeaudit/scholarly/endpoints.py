@@ -31,7 +31,7 @@ Sources (as of December 2026):
 - OpenAlex, "Rate limits and authentication"
   (https://docs.openalex.org/how-to-use-the-api/rate-limits-and-authentication): at most 100
   requests per second for every user, whatever the cost; a daily credit budget (singletons
-  such as ``/works/doi:…`` free, list and filter requests charged, searches charged most) that
+  such as ``/works/doi:…`` free, list and filter requests charged, full-text searches more) that
   the checker does not track.
 """
 
