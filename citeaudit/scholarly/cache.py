@@ -171,38 +171,45 @@ class RecordStore:
         self._count_requests(registry, client, before)
         return self._settle(ident, fetch, self._stamp())
 
-    def prefetch(self, registry: str, dois: Iterable[str]) -> None:
-        """Fetch, in lists, every DOI lookup of ``registry`` that :meth:`get` would send.
+    def _due(self, registry: str, kind: str, keys: Iterable[str]) -> list[str]:
+        """The keys :meth:`get` would fetch: not used yet and not fresh in the cache."""
+        return [k for k in dict.fromkeys(keys) if (registry, kind, k) not in self.used
+                and not self._fresh(self.cache.get((registry, kind, k)))]
 
-        DOIs already used, fresh in the cache, or that cannot go in a list are left to
-        :meth:`get`; a DOI a list answer does not settle is looked up on its own here.
+    def prefetch(self, registry: str, dois: Iterable[str], searches: Iterable[str] = ()) -> None:
+        """Fetch every DOI lookup of ``registry`` that :meth:`get` would send, in lists, and the
+        given searches (query texts), one request at a time.
 
-        One request at a time, but lists and the single-DOI checks they call for are
-        interleaved: the two have limiters of their own, so whichever may start sooner goes
-        next (a single check on a tie) and neither waits for the other kind to finish. Each
-        list takes every n-th DOI (n lists in all) rather than a run of neighbours, so the
+        A DOI a list answer does not settle, or that cannot go in a list, is looked up on its
+        own here. Lists, the single-DOI checks they call for and the searches are interleaved:
+        single records have a limiter of their own, lists and searches share the other, and
+        whichever may start sooner goes next (a single check on a tie, then a list, then a
+        search, as lists reveal the checks to make), so no kind waits for another to finish.
+        Each list takes every n-th DOI (n lists in all) rather than a run of neighbours, so the
         DOIs a registry lacks, which cluster by prefix, surface with the first list and their
-        checks start at once instead of after the lists. Which DOIs share a list changes
-        nothing else: the same lists, the same checks, the same answers.
+        checks start at once instead of after the lists. Which DOIs share a list, and the order
+        of the requests, change nothing else: the same requests, the same answers.
         """
         client = self.clients.get(registry)
         if client is None or not self.batched:
             return
-        todo = [d for d in dict.fromkeys(dois)
-                if (registry, "work", d) not in self.used
-                and not self._fresh(self.cache.get((registry, "work", d)))
-                and client.batchable(d)]
+        due = self._due(registry, "work", dois)
+        todo = [d for d in due if client.batchable(d)]
         size = max(1, int(client.batch_limit))
         count = -(-len(todo) // size)
         lists = deque(todo[j::count] for j in range(count))
-        singles: deque[str] = deque()
+        singles = deque(d for d in due if not client.batchable(d))
+        queries = deque(self._due(registry, "search", searches))
         session = client.session
-        while lists or singles:
-            if lists and (not singles or session.list_limiter.ready_in()
-                          < session.limiter.ready_in()):
+        while lists or singles or queries:
+            single_in = session.limiter.ready_in() if singles else float("inf")
+            list_in = session.list_limiter.ready_in() if lists or queries else float("inf")
+            if singles and single_in <= list_in:
+                self.get(registry, "work", singles.popleft())
+            elif lists:
                 singles.extend(self._fetch_list(registry, client, lists.popleft()))
             else:
-                self.get(registry, "work", singles.popleft())
+                self.get(registry, "search", queries.popleft())
 
     def _fetch_list(self, registry: str, client: Client, chunk: list[str]) -> tuple[str, ...]:
         """One list request: settle what it answered; return the DOIs it left unanswered."""

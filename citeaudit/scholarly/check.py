@@ -11,6 +11,7 @@ every citation that carries them.
 from __future__ import annotations
 
 import queue
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from urllib.parse import urlsplit
@@ -109,25 +110,28 @@ def check_citations(citations: pa.Table, store: RecordStore,
     searches = sorted({c for k, c in zip(keys, cited_of, strict=True)
                        if not k["doi"] and c.title}, key=repr)
 
-    def look_up_dois(registry: str) -> None:
-        """Every DOI lookup of one registry, once, in a stable order."""
-        store.prefetch(registry, dois)
+    def queries(registry: str) -> list[str]:
+        return [crossref_query(c) if registry == "crossref" else c.title or ""
+                for c in searches]
+
+    def look_up_dois(registry: str, texts: Sequence[str] = ()) -> None:
+        """Every DOI lookup of one registry (and the searches ``texts``, interleaved), once,
+        in a stable order."""
+        store.prefetch(registry, dois, texts)
         for doi in dois:
             store.get(registry, "work", doi)
 
     def look_up_searches(registry: str) -> None:
         """Every title search of one registry, once, in a stable order."""
-        for cited in searches:
-            store.get(registry, "search",
-                      crossref_query(cited) if registry == "crossref" else cited.title or "")
+        for text in queries(registry):
+            store.get(registry, "search", text)
 
     def look_up(registry: str) -> None:
-        """One registry: its DOI lookups and its searches side by side when the registry
-        allows two requests at a time (they have separate rate limits), else one after the
-        other."""
+        """One registry: its DOI lookups and its searches in two threads when the registry
+        allows two requests at a time, else interleaved one at a time in one."""
         client = store.clients.get(registry)
         if client is None or getattr(client, "concurrency", 1) < 2 or not searches:
-            look_up_dois(registry)
+            look_up_dois(registry, queries(registry))
             look_up_searches(registry)
             return
         with ThreadPoolExecutor(2, thread_name_prefix=f"{registry}-lookups") as inner:

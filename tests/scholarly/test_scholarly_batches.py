@@ -130,6 +130,25 @@ def test_checks_of_absent_dois_go_between_the_lists_one_request_at_a_time(mirror
     assert mirror.max_in_flight["crossref"] == 1
 
 
+def test_one_at_a_time_searches_go_between_the_single_checks(mirror):
+    """With one request at a time (Crossref's public pool), the searches share the list
+    limiter and fill its slots while the single checks go on, rather than after them."""
+    kw = dict(timeout=1.0, max_retries=1, backoff=0.01, backoff_max=0.02)
+    session = RegistrySession(clients.CROSSREF_ORIGIN, mirror.crossref_url, per_second=10,
+                              list_per_second=20, **kw)
+    client = clients.CrossrefClient(session, timeout=1.0)
+    fabricated = [f"10.5555/fabricated.{i}" for i in range(10)]
+    texts = ["genome sequencing", "cell biology", "protein folding", "neural networks"]
+    store = RecordStore({}, {"crossref": client}, 30, now=T0)
+    store.prefetch("crossref", sorted(mirror.bodies["crossref"]) + fabricated, texts)
+    assert all(("crossref", "search", t) in store.used for t in texts)
+    assert store.counts["requests"] == 1 + len(fabricated) + len(texts)
+    searches = [at for at, path in mirror.log if "query.bibliographic" in path]
+    singles = [at for at, path in mirror.log if "/works/10.5555" in path]
+    assert min(searches) < max(singles)
+    assert mirror.max_in_flight["crossref"] == 1
+
+
 def test_each_record_is_announced_once_as_it_is_settled(mirror):
     store = RecordStore({}, _clients(mirror), 30, now=T0)
     dois = _dois(mirror, "openalex")
