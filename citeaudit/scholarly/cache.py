@@ -18,9 +18,10 @@ the list answer leaves out gets its own ``/works/{doi}`` request, the only answe
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -95,7 +96,8 @@ class RecordStore:
     ``batched=False`` sends every DOI lookup on its own (the reference path). ``counts``:
     ``requests`` (HTTP requests, per registry too), ``lookups_fetched`` (records settled by a
     request), ``from_cache``, ``offline``, ``stale_used_after_error``, ``batch_unanswered``.
-    Safe to use from several threads (per registry: DOI lookups and searches side by side).
+    Safe to use from several threads (per registry: DOI lookups and searches side by side);
+    ``arrivals`` names each key the moment its record is settled, once.
     """
 
     cache: dict[tuple[str, str, str], Cached]
@@ -109,6 +111,13 @@ class RecordStore:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._started = time.monotonic()
+        self.arrivals: queue.SimpleQueue[tuple[str, str, str]] = queue.SimpleQueue()
+
+    def _use(self, ident: tuple[str, str, str], chosen: Cached) -> None:
+        """Keep the record a key will be read from, and announce it on :attr:`arrivals` (so a
+        reader in another thread can act on each record as it comes). Called under the lock."""
+        self.used[ident] = chosen
+        self.arrivals.put(ident)
 
     def _stamp(self) -> datetime:
         """This moment on the run's clock: ``now`` plus the time elapsed since the store began
@@ -129,7 +138,7 @@ class RecordStore:
                     cached.fetch.outcome in ANSWERED:
                 self.counts["stale_used_after_error"] += 1
                 chosen = cached  # the registry failed now; an older answer is still an answer
-            self.used[ident] = chosen
+            self._use(ident, chosen)
         return chosen.fetch
 
     def _count_requests(self, registry: str, client: Client, before: int) -> None:
@@ -146,7 +155,7 @@ class RecordStore:
         if self._fresh(cached):
             with self._lock:
                 self.counts["from_cache"] += 1
-                self.used[ident] = cached
+                self._use(ident, cached)
             return cached.fetch
         if registry not in self.clients:
             chosen = cached or Cached(
@@ -154,7 +163,7 @@ class RecordStore:
                 self.now)
             with self._lock:
                 self.counts["offline"] += 1
-                self.used[ident] = chosen
+                self._use(ident, chosen)
             return chosen.fetch
         client = self.clients[registry]
         before = client.session.stats.mine()
@@ -162,33 +171,58 @@ class RecordStore:
         self._count_requests(registry, client, before)
         return self._settle(ident, fetch, self._stamp())
 
-    def prefetch(self, registry: str, dois: Iterable[str]) -> None:
-        """Fetch, in lists, every DOI lookup of ``registry`` that :meth:`get` would send.
+    def _due(self, registry: str, kind: str, keys: Iterable[str]) -> list[str]:
+        """The keys :meth:`get` would fetch: not used yet and not fresh in the cache."""
+        return [k for k in dict.fromkeys(keys) if (registry, kind, k) not in self.used
+                and not self._fresh(self.cache.get((registry, kind, k)))]
 
-        DOIs already used, fresh in the cache, or that cannot go in a list are left to
-        :meth:`get`; a DOI a list answer does not settle is looked up on its own here.
+    def prefetch(self, registry: str, dois: Iterable[str], searches: Iterable[str] = ()) -> None:
+        """Fetch every DOI lookup of ``registry`` that :meth:`get` would send, in lists, and the
+        given searches (query texts), one request at a time.
+
+        A DOI a list answer does not settle, or that cannot go in a list, is looked up on its
+        own here. Lists, the single-DOI checks they call for and the searches are interleaved:
+        single records have a limiter of their own, lists and searches share the other, and
+        whichever may start sooner goes next (a single check on a tie, then a list, then a
+        search, as lists reveal the checks to make), so no kind waits for another to finish.
+        Each list takes every n-th DOI (n lists in all) rather than a run of neighbours, so the
+        DOIs a registry lacks, which cluster by prefix, surface with the first list and their
+        checks start at once instead of after the lists. Which DOIs share a list, and the order
+        of the requests, change nothing else: the same requests, the same answers.
         """
         client = self.clients.get(registry)
         if client is None or not self.batched:
             return
-        todo = [d for d in dict.fromkeys(dois)
-                if (registry, "work", d) not in self.used
-                and not self._fresh(self.cache.get((registry, "work", d)))
-                and client.batchable(d)]
+        due = self._due(registry, "work", dois)
+        todo = [d for d in due if client.batchable(d)]
         size = max(1, int(client.batch_limit))
-        for i in range(0, len(todo), size):
-            chunk = todo[i:i + size]
-            before = client.session.stats.mine()
-            batch = client.work_list(chunk)
-            self._count_requests(registry, client, before)
-            at = self._stamp()
-            for doi in chunk:
-                if doi in batch.fetches:
-                    self._settle((registry, "work", doi), batch.fetches[doi], at)
-            with self._lock:
-                self.counts["batch_unanswered"] += len(batch.unanswered)
-            for doi in batch.unanswered:
-                self.get(registry, "work", doi)
+        count = -(-len(todo) // size)
+        lists = deque(todo[j::count] for j in range(count))
+        singles = deque(d for d in due if not client.batchable(d))
+        queries = deque(self._due(registry, "search", searches))
+        session = client.session
+        while lists or singles or queries:
+            single_in = session.limiter.ready_in() if singles else float("inf")
+            list_in = session.list_limiter.ready_in() if lists or queries else float("inf")
+            if singles and single_in <= list_in:
+                self.get(registry, "work", singles.popleft())
+            elif lists:
+                singles.extend(self._fetch_list(registry, client, lists.popleft()))
+            else:
+                self.get(registry, "search", queries.popleft())
+
+    def _fetch_list(self, registry: str, client: Client, chunk: list[str]) -> tuple[str, ...]:
+        """One list request: settle what it answered; return the DOIs it left unanswered."""
+        before = client.session.stats.mine()
+        batch = client.work_list(chunk)
+        self._count_requests(registry, client, before)
+        at = self._stamp()
+        for doi in chunk:
+            if doi in batch.fetches:
+                self._settle((registry, "work", doi), batch.fetches[doi], at)
+        with self._lock:
+            self.counts["batch_unanswered"] += len(batch.unanswered)
+        return batch.unanswered
 
     def table(self) -> pa.Table:
         """The records used, one row per key, in key order."""

@@ -3,12 +3,15 @@
 The citations to check are selected in SQL; each distinct identifier or search is looked up
 once per registry (through the :class:`~citeaudit.scholarly.cache.RecordStore`: DOIs in lists,
 searches one per request; the two registries in two threads, as they are independent services
-with their own rate limits), each distinct (DOI, cited fields) combination is compared once,
-and the verdicts are joined back to every citation that carries them.
+with their own rate limits), each distinct (DOI, cited fields) combination is compared once, as
+soon as its records are in (while the other lookups go on), and the verdicts are joined back to
+every citation that carries them.
 """
 
 from __future__ import annotations
 
+import queue
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from urllib.parse import urlsplit
@@ -107,25 +110,28 @@ def check_citations(citations: pa.Table, store: RecordStore,
     searches = sorted({c for k, c in zip(keys, cited_of, strict=True)
                        if not k["doi"] and c.title}, key=repr)
 
-    def look_up_dois(registry: str) -> None:
-        """Every DOI lookup of one registry, once, in a stable order."""
-        store.prefetch(registry, dois)
+    def queries(registry: str) -> list[str]:
+        return [crossref_query(c) if registry == "crossref" else c.title or ""
+                for c in searches]
+
+    def look_up_dois(registry: str, texts: Sequence[str] = ()) -> None:
+        """Every DOI lookup of one registry (and the searches ``texts``, interleaved), once,
+        in a stable order."""
+        store.prefetch(registry, dois, texts)
         for doi in dois:
             store.get(registry, "work", doi)
 
     def look_up_searches(registry: str) -> None:
         """Every title search of one registry, once, in a stable order."""
-        for cited in searches:
-            store.get(registry, "search",
-                      crossref_query(cited) if registry == "crossref" else cited.title or "")
+        for text in queries(registry):
+            store.get(registry, "search", text)
 
     def look_up(registry: str) -> None:
-        """One registry: its DOI lookups and its searches side by side when the registry
-        allows two requests at a time (they have separate rate limits), else one after the
-        other."""
+        """One registry: its DOI lookups and its searches in two threads when the registry
+        allows two requests at a time, else interleaved one at a time in one."""
         client = store.clients.get(registry)
         if client is None or getattr(client, "concurrency", 1) < 2 or not searches:
-            look_up_dois(registry)
+            look_up_dois(registry, queries(registry))
             look_up_searches(registry)
             return
         with ThreadPoolExecutor(2, thread_name_prefix=f"{registry}-lookups") as inner:
@@ -133,10 +139,16 @@ def check_citations(citations: pa.Table, store: RecordStore,
                       inner.submit(look_up_searches, registry)]:
                 f.result()
 
-    with ThreadPoolExecutor(2, thread_name_prefix="registry") as pool:
-        list(pool.map(look_up, ("crossref", "openalex")))
-    rows = []
-    for key, cited in zip(keys, cited_of, strict=True):
+    def needs(key: dict, cited: compare.Cited) -> tuple[tuple[str, str, str], ...]:
+        """The records a key's verdict reads (none: nothing to look up)."""
+        if key["doi"]:
+            return tuple((r, "work", key["doi"]) for r in ("crossref", "openalex"))
+        if cited.title:
+            return (("crossref", "search", crossref_query(cited)),
+                    ("openalex", "search", cited.title or ""))
+        return ()
+
+    def decide(key: dict, cited: compare.Cited) -> dict:
         doi = key["doi"]
         if doi:
             cr, oa = (parse_lookup(store.get(r, "work", doi)) for r in ("crossref", "openalex"))
@@ -148,8 +160,46 @@ def check_citations(citations: pa.Table, store: RecordStore,
         v = compare.decide(cited, doi, cr, oa, th)
         r = v.row()
         r.pop("concern")
-        rows.append({**key, **r, "retraction_status": _retraction_status(v),
-                     "expression_of_concern": v.concern})
+        return {**key, **r, "retraction_status": _retraction_status(v),
+                "expression_of_concern": v.concern}
+
+    # the lookups run in their threads; meanwhile each key is decided here as soon as the last
+    # record it reads has arrived, so the comparisons overlap the rate-limited waits instead
+    # of following them (the verdicts do not depend on when a key is decided)
+    verdicts: list[dict | None] = [None] * len(keys)
+    while not store.arrivals.empty():
+        store.arrivals.get()  # announced before this check began: counted from ``used`` below
+    missing: dict[int, int] = {}
+    waiters: dict[tuple[str, str, str], list[int]] = {}
+    for i, (key, cited) in enumerate(zip(keys, cited_of, strict=True)):
+        absent = [ident for ident in needs(key, cited) if ident not in store.used]
+        for ident in absent:
+            waiters.setdefault(ident, []).append(i)
+        if absent:
+            missing[i] = len(absent)
+        else:
+            verdicts[i] = decide(key, cited)
+
+    def arrived(ident: tuple[str, str, str]) -> None:
+        for i in waiters.pop(ident, ()):
+            missing[i] -= 1
+            if not missing[i]:
+                verdicts[i] = decide(keys[i], cited_of[i])
+
+    with ThreadPoolExecutor(2, thread_name_prefix="registry") as pool:
+        lookups = [pool.submit(look_up, r) for r in ("crossref", "openalex")]
+        while waiters and not all(f.done() for f in lookups):
+            try:
+                ident = store.arrivals.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            arrived(ident)
+        for f in lookups:
+            f.result()
+    while not store.arrivals.empty():
+        arrived(store.arrivals.get())
+    rows = [v if v is not None else decide(k, c)
+            for v, k, c in zip(verdicts, keys, cited_of, strict=True)]
     key_schema = resolved.schema
     schema = pa.schema([key_schema.field(n) for n in ("doi", "title", "authors", "year",
                                                       "venue")]

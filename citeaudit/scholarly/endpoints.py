@@ -17,6 +17,22 @@ requests (filters, searches) per second, 3 at a time; its public pool 5 and 1 pe
 at a time. OpenAlex allows at most 100 requests per second to anyone; we ask 10. The official
 Crossref API without a ``mailto`` is held to the public pool's limits; a rate a server announces
 (``X-Rate-Limit-*``) lowers the configured one (:mod:`citeaudit.scholarly.transport`).
+
+Sources (as of December 2026):
+
+- Crossref, "Announcing changes to REST API rate limits" (blog, 5 November 2025, in force from
+  1 December 2025; https://www.crossref.org/blog/announcing-changes-to-rest-api-rate-limits/):
+  the per-pool rates and concurrency above;
+- Crossref, "Access and authentication"
+  (https://www.crossref.org/documentation/retrieve-metadata/rest-api/access-and-authentication/):
+  the public, polite (``mailto``) and Metadata Plus pools; limits apply per user and are
+  announced in the ``x-rate-limit-limit`` / ``x-rate-limit-interval`` headers, with separate
+  concurrent-request limits; a 429 means wait and retry at a lower rate or concurrency;
+- OpenAlex, "Rate limits and authentication"
+  (https://docs.openalex.org/how-to-use-the-api/rate-limits-and-authentication): at most 100
+  requests per second for every user, whatever the cost; a daily credit budget (singletons
+  such as ``/works/doi:…`` free, list and filter requests charged, full-text searches more) that
+  the checker does not track.
 """
 
 from __future__ import annotations

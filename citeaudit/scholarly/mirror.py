@@ -23,7 +23,8 @@ services it returns weak candidates too, and the checker must reject them.
 ``faults`` makes a registry misbehave, for the outage tests: ``"429"``, ``"500"``,
 ``"timeout"`` (answers after ``slow_seconds``), ``"invalid_json"``. ``batch_omits`` names DOIs
 a list answer leaves out although ``/works/{doi}`` has them (a lagging filter index);
-``batch_faults`` applies a fault to the DOI-list requests only.
+``batch_faults`` applies a fault to the DOI-list requests only. ``log`` holds the arrival time
+(``time.monotonic()``) and path of every request, so a benchmark can draw the timeline.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ class RegistryMirror:
         self.slow_seconds = slow_seconds
         self.hits: dict[str, int] = {"crossref": 0, "openalex": 0}
         self.paths: list[str] = []
+        # (time.monotonic() on arrival, path) of every request, for timelines in benchmarks
+        self.log: list[tuple[float, str]] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -145,8 +148,10 @@ class RegistryMirror:
     # ------------------------------------------------------------------ answers
     def _handle(self, req: BaseHTTPRequestHandler, head: bool = False) -> None:
         registry = (urlsplit(req.path).path.split("/", 2) + ["", ""])[1]
+        arrived = time.monotonic()
         with self._lock:
             self.paths.append(req.path)
+            self.log.append((arrived, req.path))
             if registry in self.hits:
                 self.hits[registry] += 1
                 self.in_flight[registry] += 1

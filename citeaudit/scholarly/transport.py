@@ -65,6 +65,11 @@ class RateLimiter:
         with self._lock:
             self.interval = 1.0 / rate
 
+    def ready_in(self) -> float:
+        """Seconds until the next request may start (0: now); a peek, reserving nothing."""
+        with self._lock:
+            return max(0.0, self._next - time.monotonic())
+
     def wait(self) -> None:
         with self._lock:
             now = time.monotonic()

@@ -96,8 +96,68 @@ def test_lists_respect_the_batch_limit_and_each_list_has_one_fetch_time(mirror):
     _lookup(store, "openalex", dois)
     assert store.counts["requests"] == math.ceil(len(dois) / 4)
     times = [store.used[("openalex", "work", d)].fetched_at for d in dois]
-    assert len(set(times)) == math.ceil(len(dois) / 4)  # per list request, not per run
-    assert times == sorted(times) and times[0] > T0
+    n = math.ceil(len(dois) / 4)
+    assert len(set(times)) == n  # per list request, not per run
+    assert min(times) > T0
+    # list j holds every n-th DOI from the j-th on, and the lists go in that order
+    lists = [[d for d, t in zip(dois, times, strict=True) if t == at]
+             for at in sorted(set(times))]
+    assert lists == [dois[j::n] for j in range(n)]
+
+
+def test_checks_of_absent_dois_go_between_the_lists_one_request_at_a_time(mirror):
+    """A DOI a list leaves out is checked as soon as that list has answered, while the other
+    lists wait for their own limiter: neither kind waits for the other to finish, each keeps
+    its rate, and one registry's DOI lookups still send one request at a time."""
+    kw = dict(timeout=1.0, max_retries=1, backoff=0.01, backoff_max=0.02)
+    session = RegistrySession(clients.CROSSREF_ORIGIN, mirror.crossref_url, per_second=100,
+                              list_per_second=10, **kw)
+    client = clients.CrossrefClient(session, timeout=1.0)
+    client.batch_limit = 3
+    fabricated = [f"10.5555/fabricated.{i}" for i in range(6)]
+    dois = sorted(mirror.bodies["crossref"]) + fabricated  # the absent ones sort last
+    store = RecordStore({}, {"crossref": client}, 30, now=T0)
+    got = _lookup(store, "crossref", dois)
+    assert all(got[d][1] == "not_found" for d in fabricated)
+    lists = [at for at, path in mirror.log if "filter=" in path]
+    singles = [at for at, path in mirror.log if "/works/10.5555" in path]
+    assert len(lists) == math.ceil(len(dois) / 3) and len(singles) == len(fabricated)
+    assert min(singles) < lists[1]  # the first list already named absent DOIs
+    assert max(singles) < lists[-1]  # their checks did not wait for the last list
+    # each kind keeps its own spacing (arrivals may jitter a little on the loopback)
+    assert min(b - a for a, b in zip(lists, lists[1:], strict=False)) > 0.1 * 0.7
+    assert min(b - a for a, b in zip(singles, singles[1:], strict=False)) > 0.01 * 0.7
+    assert mirror.max_in_flight["crossref"] == 1
+
+
+def test_one_at_a_time_searches_go_between_the_single_checks(mirror):
+    """With one request at a time (Crossref's public pool), the searches share the list
+    limiter and fill its slots while the single checks go on, rather than after them."""
+    kw = dict(timeout=1.0, max_retries=1, backoff=0.01, backoff_max=0.02)
+    session = RegistrySession(clients.CROSSREF_ORIGIN, mirror.crossref_url, per_second=10,
+                              list_per_second=20, **kw)
+    client = clients.CrossrefClient(session, timeout=1.0)
+    fabricated = [f"10.5555/fabricated.{i}" for i in range(10)]
+    texts = ["genome sequencing", "cell biology", "protein folding", "neural networks"]
+    store = RecordStore({}, {"crossref": client}, 30, now=T0)
+    store.prefetch("crossref", sorted(mirror.bodies["crossref"]) + fabricated, texts)
+    assert all(("crossref", "search", t) in store.used for t in texts)
+    assert store.counts["requests"] == 1 + len(fabricated) + len(texts)
+    searches = [at for at, path in mirror.log if "query.bibliographic" in path]
+    singles = [at for at, path in mirror.log if "/works/10.5555" in path]
+    assert min(searches) < max(singles)
+    assert mirror.max_in_flight["crossref"] == 1
+
+
+def test_each_record_is_announced_once_as_it_is_settled(mirror):
+    store = RecordStore({}, _clients(mirror), 30, now=T0)
+    dois = _dois(mirror, "openalex")
+    _lookup(store, "openalex", dois)
+    announced = []
+    while not store.arrivals.empty():
+        announced.append(store.arrivals.get())
+    assert sorted(announced) == sorted(store.used) == sorted(("openalex", "work", d)
+                                                             for d in dois)
 
 
 @pytest.mark.parametrize("fault", ["500", "429"])
