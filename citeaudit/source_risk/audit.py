@@ -153,8 +153,10 @@ class Written:
     rows: dict[str, int] = field(default_factory=dict)
     source_snapshots: str = "record_url"
     lines: int = 0
-    # seconds per phase: read (lines and dating), the ledger's steps, then each write
+    # seconds per phase: read (lines and dating), the ledger's steps, then each write; wall
+    # and CPU (every thread of the process)
     seconds: dict[str, float] = field(default_factory=dict)
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
 
 
 def stream_parquet(reader: pa.RecordBatchReader, path: Path,
@@ -219,11 +221,12 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
         store=STORE,
     )
     batches = lines.dated_batches(raw, date, answer_dates(derived), con, block_bytes)
-    seconds = {"read": 0.0}
+    seconds, cpu_seconds = {"read": 0.0}, {"read": 0.0}
     while True:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         batch = next(batches, None)
         seconds["read"] += time.perf_counter() - start
+        cpu_seconds["read"] += time.process_time() - cpu
         if batch is None:
             break
         ledger.add(batch)
@@ -231,13 +234,16 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
             progress(ledger.lines)
     ledger.finish()
     seconds.update(ledger.seconds)
-    written = Written(dict(out), source_snapshots=mode, lines=ledger.lines, seconds=seconds)
+    cpu_seconds.update(ledger.cpu_seconds)
+    written = Written(dict(out), source_snapshots=mode, lines=ledger.lines, seconds=seconds,
+                      cpu_seconds=cpu_seconds)
     rows = written.rows
 
     def timed(step: str, make, path: Path, schema: pa.Schema | None = None) -> None:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         rows[step] = stream_parquet(make(), path, schema)
         seconds[f"write_{step}"] = time.perf_counter() - start
+        cpu_seconds[f"write_{step}"] = time.process_time() - cpu
 
     timed("source_risk_records", ledger.records, out["source_risk_records"])
     timed("rejected_records", ledger.rejected, out["rejected_records"], contract.REJECTED_SCHEMA)

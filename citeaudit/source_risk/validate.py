@@ -14,7 +14,7 @@ time) and hands Arrow tables between steps. Steps 1-3 run as one statement
    dimensions and weights);
 4. the batch leaves three things: the lines that passed, as ledger rows
    (``select_sealed_records``), and the rejected lines (``select_checked_rejections``), each
-   in a parquet file of the batch in the work folder, and a small in-memory key table of the
+   in an Arrow IPC file of the batch in the work folder, and a small in-memory key table of the
    lines that passed (``select_line_keys``: 32-byte record, tuple and line digests and the
    parent reference);
 5. ``finish``: lineage over the key table of every batch (``link_revisions``: duplicates,
@@ -41,6 +41,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as ds
 from duckdb import sqltypes
 
 from citeaudit import duck
@@ -74,7 +75,6 @@ BATCH_TABLES = ("sr_checked",)
 SHA256_FUNCTION = "sr_sha256"
 # The tables a run accumulates over its batches (the ledger rows go to parquet files).
 RUN_TABLES = ("sr_line_keys", "sr_digests", "sr_linked")
-SPOOL_COMPRESSION = "lz4_raw"
 BATCH_ROWS = 65_536  # rows per record batch read back from a batch file
 
 
@@ -147,6 +147,19 @@ def register_sha256(con: duckdb.DuckDBPyConnection) -> None:
                         side_effects=False)
 
 
+def write_spool(table: pa.Table, path: Path) -> None:
+    """One batch's rows as an Arrow IPC file of the work folder (no encoding or compression:
+    it is read back once, memory-mapped, by the same run)."""
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def read_spool(path: Path) -> pa.Table:
+    """A batch file of :func:`write_spool`, memory-mapped (its pages are not copied)."""
+    with pa.memory_map(str(path)) as source:
+        return pa.ipc.open_file(source).read_all()
+
+
 def empty(schema: pa.Schema) -> pa.Table:
     """An empty input table (a context the caller does not have)."""
     return schema.empty_table()
@@ -182,8 +195,10 @@ class Ledger:
         self.batches = 0
         self.lines = 0
         self.finished = False
-        # seconds spent per step over every batch (the benchmark's per-phase figures)
+        # wall and CPU seconds (every thread of the process) per step over every batch: the
+        # benchmark's per-phase figures
         self.seconds: dict[str, float] = defaultdict(float)
+        self.cpu_seconds: dict[str, float] = defaultdict(float)
         for table in BATCH_TABLES:
             self.con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
         for table in RUN_TABLES:
@@ -198,11 +213,12 @@ class Ledger:
 
     @contextmanager
     def _timed(self, step: str) -> Iterator[None]:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             yield
         finally:
             self.seconds[step] += time.perf_counter() - start
+            self.cpu_seconds[step] += time.process_time() - cpu
 
     def _run_table(self, table: str) -> str:
         """The qualified name of a table the run accumulates (in ``store`` when given)."""
@@ -233,11 +249,11 @@ class Ledger:
             used = {k: v for k, v in params.items() if f"${k}" in text}
             con.sql(text, params=used).to_table("sr_checked")
         with t("keep"):
-            name = f"{self.batches:06d}.parquet"
+            name = f"{self.batches:06d}.arrow"
             for sub, sql in (("spool", "select_sealed_records"),
                              ("rejects", "select_checked_rejections")):
-                relation(con, f"source_risk/{sql}").write_parquet(
-                    str(self.work / sub / name), compression=SPOOL_COMPRESSION)
+                write_spool(relation(con, f"source_risk/{sql}").to_arrow_table(),
+                            self.work / sub / name)
             self._append("sr_line_keys", "source_risk/select_line_keys",
                          {"batch": self.batches})
             if self.keep_digests:
@@ -261,8 +277,8 @@ class Ledger:
         canon = []
         if cands.num_rows:
             con.register("sr_candidates", cands)
-            con.read_parquet([str(p) for p in self._parts("spool")]).create_view(
-                "sr_spool", replace=True)
+            con.register("sr_spool", ds.dataset([str(p) for p in self._parts("spool")],
+                                                format="arrow"))
             lines = duck.query(con, "source_risk/select_candidate_lines")
             canon = [hashlib.sha256(canonical_json(json.loads(r))).hexdigest()
                      for r in lines.column("raw").to_pylist()]
@@ -275,7 +291,7 @@ class Ledger:
             con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
 
     def _parts(self, sub: str) -> list[Path]:
-        return [self.work / sub / f"{i:06d}.parquet" for i in range(self.batches)]
+        return [self.work / sub / f"{i:06d}.arrow" for i in range(self.batches)]
 
     def _spooled(self, name: str, params: dict | None = None,
                  schema: pa.Schema | None = None) -> pa.RecordBatchReader:
@@ -286,8 +302,8 @@ class Ledger:
 
         def use(index: int) -> duckdb.DuckDBPyRelation:
             spool, rejects = parts[index]
-            self.con.read_parquet(str(spool)).create_view("sr_spool", replace=True)
-            self.con.read_parquet(str(rejects)).create_view("sr_rejects", replace=True)
+            self.con.register("sr_spool", read_spool(spool))
+            self.con.register("sr_rejects", read_spool(rejects))
             return relation(self.con, name, {**(params or {}), "batch": index})
 
         target = schema or use(0).limit(0).to_arrow_table().schema
