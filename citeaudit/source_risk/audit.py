@@ -142,7 +142,7 @@ VALIDATION_VIEWS = ("sr_answers", "sr_sources", "sr_answer_rows", "sr_citation_r
                     "sr_capture_rows", "sr_answer_dates", "sr_line_batch", "sr_line_ids",
                     "sr_lines", "sr_content_hashes", "sr_tuple_hashes", "sr_record_hashes",
                     "sr_line_canon", "sr_candidates")
-STORE = "sr_store"  # the database file the key table, lineage and endpoint steps live in
+STORE = "sr_store"  # the database file the key table and the lineage live in
 
 
 @dataclass
@@ -254,7 +254,7 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
     con.read_parquet(str(out["source_risk_records"])).select(
         *endpoint.ENDPOINT_INPUTS).create_view("sr_ledger", replace=True)
     timed("omission_endpoints",
-          lambda: endpoint.endpoint_relation(con, book, STORE).to_arrow_reader(ROW_GROUP),
+          lambda: endpoint.endpoint_relation(con, book).to_arrow_reader(ROW_GROUP),
           out["omission_endpoints"])
     con.read_parquet(str(out["omission_endpoints"])).create_view("sr_endpoints", replace=True)
     timed("source_risk_claim_ledger",
