@@ -293,6 +293,19 @@ class Ledger:
     def _parts(self, sub: str) -> list[Path]:
         return [self.work / sub / f"{i:06d}.arrow" for i in range(self.batches)]
 
+    def _beside_lineage(self, index: int, spool: pa.Table) -> pa.Table:
+        """Batch ``index``'s ledger rows with their lineage outcome (select_batch_lineage)
+        put beside them by position: both are in file and line order, which is checked."""
+        linked = relation(self.con, "source_risk/select_batch_lineage",
+                          {"batch": index}).to_arrow_table()
+        for key in ("file", "line"):
+            if not spool.column(key).equals(linked.column(key).cast(spool.schema.field(key).type)):
+                raise RuntimeError(f"batch {index}: ledger rows and lineage are not aligned "
+                                   f"by {key}; the batch file is out of order")
+        for column in linked.column_names[2:]:
+            spool = spool.append_column(column, linked.column(column))
+        return spool
+
     def _spooled(self, name: str, params: dict | None = None,
                  schema: pa.Schema | None = None) -> pa.RecordBatchReader:
         """A final SQL file run batch file by batch file (``sr_spool``, ``sr_rejects`` are one
@@ -302,9 +315,9 @@ class Ledger:
 
         def use(index: int) -> duckdb.DuckDBPyRelation:
             spool, rejects = parts[index]
-            self.con.register("sr_spool", read_spool(spool))
+            self.con.register("sr_spool", self._beside_lineage(index, read_spool(spool)))
             self.con.register("sr_rejects", read_spool(rejects))
-            return relation(self.con, name, {**(params or {}), "batch": index})
+            return relation(self.con, name, params)
 
         target = schema or use(0).limit(0).to_arrow_table().schema
 

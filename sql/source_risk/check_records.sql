@@ -186,6 +186,7 @@ SELECT
     c.tuple_digest_calc,
     c.record_digest_calc,
     c.line_sha256,
+    c.raw,
     c.parent_record,
     -- the stored fields, so the batch's ledger rows are read from here without joining again
     c.query_id,

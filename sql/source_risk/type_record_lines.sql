@@ -70,7 +70,7 @@ fields AS (
     FROM parsed AS p
 )
 SELECT
-    f.file, f.line, f.line_sha256, f.is_object,
+    f.file, f.line, f.raw, f.line_sha256, f.is_object,
     f.query_id, f.query_id_type, f.answer_id, f.answer_id_type, f.claim_id,
     f.source_url, f.source_url_type, f.source_role, f.annotator_id, f.annotated_at,
     f.codebook_version, f.codebook_version_type, f.parent_record, f.parent_record_type,
