@@ -136,7 +136,7 @@ ROW_GROUP = 65_536
 MEMORY_LIMIT = "300MB"
 # The endpoint and claim-ledger steps aggregate lists per claim, which DuckDB cannot spill; by
 # then the inputs of validation are released, so they get more of the same budget.
-AUDIT_MEMORY_LIMIT = "450MB"
+AUDIT_MEMORY_LIMIT = "350MB"
 # The Arrow tables validation registered, released before the audit steps.
 VALIDATION_VIEWS = ("sr_answers", "sr_sources", "sr_answer_rows", "sr_citation_rows",
                     "sr_capture_rows", "sr_answer_dates", "sr_line_batch", "sr_line_ids",
