@@ -133,6 +133,11 @@ def prior_ledger(derived: Path, date: str, version: str) -> pa.Table | None:
 TABLES = ("source_risk_records", "rejected_records", "omission_endpoints",
           "source_risk_claim_ledger")
 ROW_GROUP = 65_536
+# The ledger and the rejections carry the canonical JSON and the raw line (~2.3 KB a row): a
+# row group of them is held, copied and encoded whole before it is written, so they go out in
+# smaller groups (a 65,536-row group made the peak RSS of a 1M-record run).
+WIDE_ROW_GROUP = 16_384
+WIDE_TABLES = ("source_risk_records", "rejected_records")
 MEMORY_LIMIT = "300MB"
 # The endpoint and claim-ledger steps aggregate lists per claim, which DuckDB cannot spill; by
 # then the inputs of validation are released, so they get more of the same budget.
@@ -160,11 +165,11 @@ class Written:
 
 
 def stream_parquet(reader: pa.RecordBatchReader, path: Path,
-                   schema: pa.Schema | None = None) -> int:
-    """Write record batches to ``path`` in row groups of exactly ``ROW_GROUP`` rows (never
+                   schema: pa.Schema | None = None, rows: int = ROW_GROUP) -> int:
+    """Write record batches to ``path`` in row groups of exactly ``rows`` rows (never
     gathered whole; the bytes do not depend on how DuckDB chunked them); rows written."""
     target = schema or reader.schema
-    writer = parquet_io.RowGroupWriter(path, target, ROW_GROUP)
+    writer = parquet_io.RowGroupWriter(path, target, rows)
     try:
         for batch in reader:
             writer.write(batch.cast(target) if schema else batch)
@@ -241,7 +246,8 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
 
     def timed(step: str, make, path: Path, schema: pa.Schema | None = None) -> None:
         start, cpu = time.perf_counter(), time.process_time()
-        rows[step] = stream_parquet(make(), path, schema)
+        group = WIDE_ROW_GROUP if step in WIDE_TABLES else ROW_GROUP
+        rows[step] = stream_parquet(make(), path, schema, group)
         seconds[f"write_{step}"] = time.perf_counter() - start
         cpu_seconds[f"write_{step}"] = time.process_time() - cpu
 
