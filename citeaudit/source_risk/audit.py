@@ -133,16 +133,21 @@ def prior_ledger(derived: Path, date: str, version: str) -> pa.Table | None:
 TABLES = ("source_risk_records", "rejected_records", "omission_endpoints",
           "source_risk_claim_ledger")
 ROW_GROUP = 65_536
+# The ledger and the rejections carry the canonical JSON and the raw line (~2.3 KB a row): a
+# row group of them is held, copied and encoded whole before it is written, so they go out in
+# smaller groups (a 65,536-row group made the peak RSS of a 1M-record run).
+WIDE_ROW_GROUP = 16_384
+WIDE_TABLES = ("source_risk_records", "rejected_records")
 MEMORY_LIMIT = "300MB"
 # The endpoint and claim-ledger steps aggregate lists per claim, which DuckDB cannot spill; by
 # then the inputs of validation are released, so they get more of the same budget.
-AUDIT_MEMORY_LIMIT = "450MB"
+AUDIT_MEMORY_LIMIT = "350MB"
 # The Arrow tables validation registered, released before the audit steps.
 VALIDATION_VIEWS = ("sr_answers", "sr_sources", "sr_answer_rows", "sr_citation_rows",
                     "sr_capture_rows", "sr_answer_dates", "sr_line_batch", "sr_line_ids",
                     "sr_lines", "sr_content_hashes", "sr_tuple_hashes", "sr_record_hashes",
                     "sr_line_canon", "sr_candidates")
-STORE = "sr_store"  # the database file the key table, lineage and endpoint steps live in
+STORE = "sr_store"  # the database file the key table and the lineage live in
 
 
 @dataclass
@@ -153,16 +158,18 @@ class Written:
     rows: dict[str, int] = field(default_factory=dict)
     source_snapshots: str = "record_url"
     lines: int = 0
-    # seconds per phase: read (lines and dating), the ledger's steps, then each write
+    # seconds per phase: read (lines and dating), the ledger's steps, then each write; wall
+    # and CPU (every thread of the process)
     seconds: dict[str, float] = field(default_factory=dict)
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
 
 
 def stream_parquet(reader: pa.RecordBatchReader, path: Path,
-                   schema: pa.Schema | None = None) -> int:
-    """Write record batches to ``path`` in row groups of exactly ``ROW_GROUP`` rows (never
+                   schema: pa.Schema | None = None, rows: int = ROW_GROUP) -> int:
+    """Write record batches to ``path`` in row groups of exactly ``rows`` rows (never
     gathered whole; the bytes do not depend on how DuckDB chunked them); rows written."""
     target = schema or reader.schema
-    writer = parquet_io.RowGroupWriter(path, target, ROW_GROUP)
+    writer = parquet_io.RowGroupWriter(path, target, rows)
     try:
         for batch in reader:
             writer.write(batch.cast(target) if schema else batch)
@@ -219,11 +226,12 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
         store=STORE,
     )
     batches = lines.dated_batches(raw, date, answer_dates(derived), con, block_bytes)
-    seconds = {"read": 0.0}
+    seconds, cpu_seconds = {"read": 0.0}, {"read": 0.0}
     while True:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         batch = next(batches, None)
         seconds["read"] += time.perf_counter() - start
+        cpu_seconds["read"] += time.process_time() - cpu
         if batch is None:
             break
         ledger.add(batch)
@@ -231,13 +239,17 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
             progress(ledger.lines)
     ledger.finish()
     seconds.update(ledger.seconds)
-    written = Written(dict(out), source_snapshots=mode, lines=ledger.lines, seconds=seconds)
+    cpu_seconds.update(ledger.cpu_seconds)
+    written = Written(dict(out), source_snapshots=mode, lines=ledger.lines, seconds=seconds,
+                      cpu_seconds=cpu_seconds)
     rows = written.rows
 
     def timed(step: str, make, path: Path, schema: pa.Schema | None = None) -> None:
-        start = time.perf_counter()
-        rows[step] = stream_parquet(make(), path, schema)
+        start, cpu = time.perf_counter(), time.process_time()
+        group = WIDE_ROW_GROUP if step in WIDE_TABLES else ROW_GROUP
+        rows[step] = stream_parquet(make(), path, schema, group)
         seconds[f"write_{step}"] = time.perf_counter() - start
+        cpu_seconds[f"write_{step}"] = time.process_time() - cpu
 
     timed("source_risk_records", ledger.records, out["source_risk_records"])
     timed("rejected_records", ledger.rejected, out["rejected_records"], contract.REJECTED_SCHEMA)
@@ -248,7 +260,7 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
     con.read_parquet(str(out["source_risk_records"])).select(
         *endpoint.ENDPOINT_INPUTS).create_view("sr_ledger", replace=True)
     timed("omission_endpoints",
-          lambda: endpoint.endpoint_relation(con, book, STORE).to_arrow_reader(ROW_GROUP),
+          lambda: endpoint.endpoint_relation(con, book).to_arrow_reader(ROW_GROUP),
           out["omission_endpoints"])
     con.read_parquet(str(out["omission_endpoints"])).create_view("sr_endpoints", replace=True)
     timed("source_risk_claim_ledger",

@@ -74,16 +74,14 @@ def endpoints(con: duckdb.DuckDBPyConnection, ledger: pa.Table, book: Codebook) 
     return endpoint_relation(con, book).to_arrow_table()
 
 
-def endpoint_relation(con: duckdb.DuckDBPyConnection, book: Codebook,
-                      store: str = "memory") -> duckdb.DuckDBPyRelation:
+def endpoint_relation(con: duckdb.DuckDBPyConnection, book: Codebook) -> duckdb.DuckDBPyRelation:
     """``omission_endpoints`` of the ledger ``sr_ledger`` (a view or table with at least
     ENDPOINT_INPUTS) as a lazy relation, for the caller to stream or fetch. The steps between
-    are tables of the ``store`` database (an attached file lets DuckDB evict them)."""
-    # current view -> R_O -> priority and policy, kept inside DuckDB between the steps
-    for table, name in (("sr_tuples", "select_current_records"),
-                        ("sr_resolved", "resolve_omission")):
-        con.execute(f"DROP TABLE IF EXISTS {store}.main.{table}")
-        con.sql(duck.sql_text(f"source_risk/{name}")).create(f"{store}.main.{table}")
+    are views, so DuckDB runs current view -> R_O -> priority and policy as one query (its
+    sorts spill past the connection's memory limit) and stores nothing in between."""
+    for view, name in (("sr_tuples", "select_current_records"),
+                       ("sr_resolved", "resolve_omission")):
+        con.sql(duck.sql_text(f"source_risk/{name}")).create_view(view, replace=True)
     con.register("sr_rules", abstain_rules(book))
     disclose = sorted(r.name for r in book.source_roles.values() if r.requires_disclosure)
     text = duck.sql_text("source_risk/score_endpoints")

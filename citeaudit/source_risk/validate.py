@@ -2,18 +2,19 @@
 
 Lines come in batches (:class:`Ledger`: ``add`` one batch at a time, ``finish`` once); every
 row-wise step runs in DuckDB SQL over the batch (``sql/source_risk/``); Python only hashes
-(hashlib over the canonical strings SQL builds, read from Arrow buffers) and hands Arrow tables
-between steps:
+(hashlib over Arrow buffers, called by DuckDB as the ``sr_sha256`` function, one vector at a
+time) and hands Arrow tables between steps. Steps 1-3 run as one statement
+(``batch_statement``: one pass, only its result is materialized):
 
 1. ``type_record_lines``: parse, keep JSON types ("U", 0, null, missing key stay apart), join
    the answers (answer and query snapshot) and, when available, aligned captures;
-2. hash snapshot contents → ``seal_tuples`` (tuple canonical JSON) → hash → ``seal_records``
-   (record canonical JSON) → hash;
+2. ``seal_tuples`` (snapshot content digests, tuple canonical JSON) → ``seal_records`` (tuple
+   digest, record canonical JSON) → the record digest;
 3. ``check_records``: the first defect in order (fields and hashes → predicates and evidence →
    dimensions and weights);
 4. the batch leaves three things: the lines that passed, as ledger rows
    (``select_sealed_records``), and the rejected lines (``select_checked_rejections``), each
-   in a parquet file of the batch in the work folder, and a small in-memory key table of the
+   in an Arrow IPC file of the batch in the work folder, and a small in-memory key table of the
    lines that passed (``select_line_keys``: 32-byte record, tuple and line digests and the
    parent reference);
 5. ``finish``: lineage over the key table of every batch (``link_revisions``: duplicates,
@@ -28,18 +29,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow.dataset as ds
+from duckdb import sqltypes
 
 from citeaudit import duck
 from citeaudit.source_risk import contract
@@ -61,11 +64,17 @@ PRIOR_SCHEMA = pa.schema([
 __all__ = ["ANSWERS_SCHEMA", "LINES_SCHEMA", "PRIOR_SCHEMA", "SOURCES_SCHEMA", "Ledger",
            "Settings", "Validated", "validate"]
 
-# The tables one batch builds and the next batch replaces.
-BATCH_TABLES = ("sr_typed", "sr_sealed_tuples", "sr_sealed_records", "sr_checked")
+# The steps of one batch: each SQL file reads the one before by this name. They run as one
+# statement (``batch_statement``), so DuckDB streams a batch through them in one pass and
+# materializes only the last (``sr_checked``); the hashes are taken inside it (``sr_sha256``).
+BATCH_STEPS = (("sr_typed", "type_record_lines"), ("sr_sealed_tuples", "seal_tuples"),
+               ("sr_sealed_records", "seal_records"))
+BATCH_LAST = "check_records"
+# The table one batch builds and the next batch replaces.
+BATCH_TABLES = ("sr_checked",)
+SHA256_FUNCTION = "sr_sha256"
 # The tables a run accumulates over its batches (the ledger rows go to parquet files).
 RUN_TABLES = ("sr_line_keys", "sr_digests", "sr_linked")
-SPOOL_COMPRESSION = "lz4_raw"
 BATCH_ROWS = 65_536  # rows per record batch read back from a batch file
 
 
@@ -112,14 +121,43 @@ def relation(con: duckdb.DuckDBPyConnection, name: str,
     return con.sql(text, params=used or None)
 
 
-def _hash_into(con: duckdb.DuckDBPyConnection, name: str, table: str,
-               columns: dict[str, str]) -> None:
-    """Register ``name``(file, line, <out>...) with the SHA-256 of ``table``'s string columns."""
-    src = con.table(table).select(*(["file", "line"] + list(columns))).to_arrow_table()
-    out = {"file": src.column("file"), "line": src.column("line")}
-    for col, alias in columns.items():
-        out[alias] = sha256_column(src.column(col))
-    con.register(name, pa.table(out))
+def batch_statement() -> str:
+    """The steps of BATCH_STEPS and BATCH_LAST as one statement: each step a common table
+    expression named as the next step reads it (every file stays one statement of its own)."""
+    steps = [f"{name} AS (\n{duck.sql_text('source_risk/' + sql)})"
+             for name, sql in BATCH_STEPS]
+    last = duck.sql_text(f"source_risk/{BATCH_LAST}")
+    found = re.search(r"^WITH\s", last, flags=re.MULTILINE)
+    if found is None:
+        raise ValueError(f"sql/source_risk/{BATCH_LAST}.sql must start with WITH")
+    return "WITH " + ",\n".join(steps) + ",\n" + last[found.end():]
+
+
+def _sha256_function(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``sr_sha256`` for DuckDB (one Arrow vector in, hex digests out; NULL stays NULL)."""
+    return sha256_column(column)
+
+
+def register_sha256(con: duckdb.DuckDBPyConnection) -> None:
+    """Give ``con`` the ``sr_sha256(VARCHAR) -> VARCHAR`` function the batch steps call."""
+    with suppress(duckdb.Error):  # not registered on this connection yet
+        con.remove_function(SHA256_FUNCTION)
+    con.create_function(SHA256_FUNCTION, _sha256_function, [sqltypes.VARCHAR],
+                        sqltypes.VARCHAR, type="arrow", null_handling="special",
+                        side_effects=False)
+
+
+def write_spool(table: pa.Table, path: Path) -> None:
+    """One batch's rows as an Arrow IPC file of the work folder (no encoding or compression:
+    it is read back once, memory-mapped, by the same run)."""
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def read_spool(path: Path) -> pa.Table:
+    """A batch file of :func:`write_spool`, memory-mapped (its pages are not copied)."""
+    with pa.memory_map(str(path)) as source:
+        return pa.ipc.open_file(source).read_all()
 
 
 def empty(schema: pa.Schema) -> pa.Table:
@@ -157,12 +195,15 @@ class Ledger:
         self.batches = 0
         self.lines = 0
         self.finished = False
-        # seconds spent per step over every batch (the benchmark's per-phase figures)
+        # wall and CPU seconds (every thread of the process) per step over every batch: the
+        # benchmark's per-phase figures
         self.seconds: dict[str, float] = defaultdict(float)
+        self.cpu_seconds: dict[str, float] = defaultdict(float)
         for table in BATCH_TABLES:
             self.con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
         for table in RUN_TABLES:
             self.con.execute(f"DROP TABLE IF EXISTS {self._run_table(table)}")
+        register_sha256(self.con)
         self.con.register("sr_answers", answers if answers is not None else empty(ANSWERS_SCHEMA))
         self.con.register("sr_sources", sources if sources is not None else empty(SOURCES_SCHEMA))
         if isinstance(prior, duckdb.DuckDBPyRelation):
@@ -172,11 +213,12 @@ class Ledger:
 
     @contextmanager
     def _timed(self, step: str) -> Iterator[None]:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             yield
         finally:
             self.seconds[step] += time.perf_counter() - start
+            self.cpu_seconds[step] += time.process_time() - cpu
 
     def _run_table(self, table: str) -> str:
         """The qualified name of a table the run accumulates (in ``store`` when given)."""
@@ -195,44 +237,23 @@ class Ledger:
             raise RuntimeError("this ledger is finished; start a new one")
         con, params = self.con, self.params
         t = self._timed
-        with t("hash"):
+        with t("hash_lines"):
             raw = lines.column("raw")
             con.register("sr_lines", pa.table({
                 "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
                 "line_sha256": sha256_column(raw)}))
         for table in BATCH_TABLES:
             con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
-        with t("parse_and_type"):
-            duck.create_table(con, "sr_typed", "source_risk/type_record_lines", params)
-        with t("hash"):
-            typed = con.table("sr_typed").select(
-                "file", "line", "answer_carried_text", "answer_joined_sha256", "source_text",
-                "source_record_json").to_arrow_table()
-            carried = sha256_column(typed.column("answer_carried_text"))
-            con.register("sr_content_hashes", pa.table({
-                "file": typed.column("file"), "line": typed.column("line"),
-                "answer_text_sha256": pc.coalesce(carried, typed.column("answer_joined_sha256")),
-                "source_text_sha256": sha256_column(typed.column("source_text")),
-                "source_record_sha256": sha256_column(typed.column("source_record_json")),
-            }))
-        with t("canonical_json"):
-            duck.create_table(con, "sr_sealed_tuples", "source_risk/seal_tuples", params)
-        with t("hash"):
-            _hash_into(con, "sr_tuple_hashes", "sr_sealed_tuples",
-                       {"tuple_json": "tuple_digest_calc"})
-        with t("canonical_json"):
-            duck.create_table(con, "sr_sealed_records", "source_risk/seal_records", params)
-        with t("hash"):
-            _hash_into(con, "sr_record_hashes", "sr_sealed_records",
-                       {"record_json": "record_digest_calc"})
-        with t("checks"):
-            duck.create_table(con, "sr_checked", "source_risk/check_records", params)
+        with t("validate"):
+            text = batch_statement()
+            used = {k: v for k, v in params.items() if f"${k}" in text}
+            con.sql(text, params=used).to_table("sr_checked")
         with t("keep"):
-            name = f"{self.batches:06d}.parquet"
+            name = f"{self.batches:06d}.arrow"
             for sub, sql in (("spool", "select_sealed_records"),
                              ("rejects", "select_checked_rejections")):
-                relation(con, f"source_risk/{sql}").write_parquet(
-                    str(self.work / sub / name), compression=SPOOL_COMPRESSION)
+                write_spool(relation(con, f"source_risk/{sql}").to_arrow_table(),
+                            self.work / sub / name)
             self._append("sr_line_keys", "source_risk/select_line_keys",
                          {"batch": self.batches})
             if self.keep_digests:
@@ -256,8 +277,8 @@ class Ledger:
         canon = []
         if cands.num_rows:
             con.register("sr_candidates", cands)
-            con.read_parquet([str(p) for p in self._parts("spool")]).create_view(
-                "sr_spool", replace=True)
+            con.register("sr_spool", ds.dataset([str(p) for p in self._parts("spool")],
+                                                format="arrow"))
             lines = duck.query(con, "source_risk/select_candidate_lines")
             canon = [hashlib.sha256(canonical_json(json.loads(r))).hexdigest()
                      for r in lines.column("raw").to_pylist()]
@@ -270,7 +291,20 @@ class Ledger:
             con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
 
     def _parts(self, sub: str) -> list[Path]:
-        return [self.work / sub / f"{i:06d}.parquet" for i in range(self.batches)]
+        return [self.work / sub / f"{i:06d}.arrow" for i in range(self.batches)]
+
+    def _beside_lineage(self, index: int, spool: pa.Table) -> pa.Table:
+        """Batch ``index``'s ledger rows with their lineage outcome (select_batch_lineage)
+        put beside them by position: both are in file and line order, which is checked."""
+        linked = relation(self.con, "source_risk/select_batch_lineage",
+                          {"batch": index}).to_arrow_table()
+        for key in ("file", "line"):
+            if not spool.column(key).equals(linked.column(key).cast(spool.schema.field(key).type)):
+                raise RuntimeError(f"batch {index}: ledger rows and lineage are not aligned "
+                                   f"by {key}; the batch file is out of order")
+        for column in linked.column_names[2:]:
+            spool = spool.append_column(column, linked.column(column))
+        return spool
 
     def _spooled(self, name: str, params: dict | None = None,
                  schema: pa.Schema | None = None) -> pa.RecordBatchReader:
@@ -281,9 +315,9 @@ class Ledger:
 
         def use(index: int) -> duckdb.DuckDBPyRelation:
             spool, rejects = parts[index]
-            self.con.read_parquet(str(spool)).create_view("sr_spool", replace=True)
-            self.con.read_parquet(str(rejects)).create_view("sr_rejects", replace=True)
-            return relation(self.con, name, {**(params or {}), "batch": index})
+            self.con.register("sr_spool", self._beside_lineage(index, read_spool(spool)))
+            self.con.register("sr_rejects", read_spool(rejects))
+            return relation(self.con, name, params)
 
         target = schema or use(0).limit(0).to_arrow_table().schema
 

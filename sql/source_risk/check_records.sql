@@ -1,21 +1,18 @@
 -- Purpose: validate sealed source-risk records in seed 000 §III-C order and name the first
 -- defect: (1) required fields and hashes, (2) predicate types and evidence offsets,
 -- (3) dimension mapping and weights. Grain: one row per typed line, defect_type NULL when the
--- record conforms, with the fields a ledger row stores. Inputs: sr_typed, sr_sealed_tuples,
--- sr_sealed_records, sr_record_hashes(file, line, record_digest_calc).
+-- record conforms, with the fields a ledger row stores, in file and line order. Input:
+-- sr_sealed_records (seal_records, the step before in validate_batch: every typed, sealed
+-- column). Function: sr_sha256(text) (hex SHA-256 in hashlib).
 -- Parameter: $roles (the codebook's source roles). "U", 0, JSON null and a missing key are kept
 -- apart (JSON type, map key presence): only JSON null is an unresolved predicate.
-WITH flags AS (
+WITH hashed AS (
+    SELECT r.*, sr_sha256(r.record_json) AS record_digest_calc
+    FROM sr_sealed_records AS r
+),
+flags AS (
     SELECT
         s.*,
-        st.answer_text_sha256,
-        st.source_sha256,
-        st.answer_sha256,
-        sr.record_json,
-        st.source_text_sha256,
-        sr.tuple_digest,
-        sr.tuple_digest_calc,
-        h.record_digest_calc,
         -- I
         NOT coalesce(s.i_present, false)
             OR NOT (s.i_type IS NULL
@@ -104,10 +101,7 @@ WITH flags AS (
                 -- no snapshot text at hand: the quote must at least have the span's length
                 CASE WHEN length(s.ev_d_quote) = s.ev_d_end - s.ev_d_start
                      THEN s.ev_d_quote END)) AS bad_quote_d
-    FROM sr_typed AS s
-    JOIN sr_sealed_tuples AS st USING (file, line)
-    JOIN sr_sealed_records AS sr USING (file, line)
-    JOIN sr_record_hashes AS h USING (file, line)
+    FROM hashed AS s
 ),
 ev AS (
     SELECT
@@ -192,6 +186,7 @@ SELECT
     c.tuple_digest_calc,
     c.record_digest_calc,
     c.line_sha256,
+    c.raw,
     c.parent_record,
     -- the stored fields, so the batch's ledger rows are read from here without joining again
     c.query_id,

@@ -1,19 +1,21 @@
 -- Purpose: the canonical JSON of every stored field of a record (keys sorted, no spaces; the
--- record digest is the SHA-256 of it). Grain: one row per typed line. Inputs:
--- sr_typed, sr_sealed_tuples (seal_tuples output), sr_tuple_hashes(file, line,
--- tuple_digest_calc). Keys and new columns only.
+-- record digest is the SHA-256 of it). Grain: one row per typed line: every column of
+-- sr_sealed_tuples (seal_tuples, the step before in validate_batch) and the new ones.
+-- Function: sr_sha256(text) (hex SHA-256 in hashlib).
 -- A carried tuple digest is what the record stores
 -- (it is checked against tuple_digest_calc afterwards); otherwise the computed one is stored.
+WITH h AS (
+    SELECT t.*, sr_sha256(t.tuple_json) AS tuple_digest_calc
+    FROM sr_sealed_tuples AS t
+)
 SELECT
-    s.file,
-    s.line,
-    h.tuple_digest_calc,
-    coalesce(s.carried_tuple_digest, h.tuple_digest_calc) AS tuple_digest,
+    s.*,
+    coalesce(s.carried_tuple_digest, s.tuple_digest_calc) AS tuple_digest,
     to_json(struct_pack(
         annotated_at := annotated_at,
         annotator_id := annotator_id,
         answer_id := answer_id,
-        answer_snapshot := struct_pack(origin := answer_origin, sha256 := st.answer_sha256,
+        answer_snapshot := struct_pack(origin := answer_origin, sha256 := s.answer_sha256,
                                        text := answer_carried_text),
         canonical_url := canonical_url,
         claim_id := claim_id,
@@ -42,14 +44,11 @@ SELECT
         query_sha256 := query_sha256,
         rank := rank,
         source_role := source_role,
-        source_snapshot := struct_pack(origin := source_origin, sha256 := st.source_sha256,
+        source_snapshot := struct_pack(origin := source_origin, sha256 := s.source_sha256,
                                        text := source_text),
         source_url := source_url,
         support := support,
-        tuple_digest := coalesce(carried_tuple_digest, h.tuple_digest_calc),
+        tuple_digest := coalesce(carried_tuple_digest, s.tuple_digest_calc),
         weights := s.weights
     )) AS record_json
-FROM sr_typed AS s
-JOIN sr_sealed_tuples AS st USING (file, line)
-JOIN sr_tuple_hashes AS h USING (file, line)
-ORDER BY s.file, s.line
+FROM h AS s

@@ -1,6 +1,6 @@
 -- Purpose: the lines of one batch that failed the ordered checks, as `rejected_records` rows:
 -- defect type, the stage that caught it, a reason and the raw text (nothing is lost).
--- Grain: one row per rejected line. Inputs: sr_checked, sr_lines.
+-- Grain: one row per rejected line. Input: sr_checked.
 SELECT
     c.file,
     c.line,
@@ -9,7 +9,6 @@ SELECT
     c.reason,
     'answer_id=' || coalesce(c.answer_id, '?') || ' source_url=' || coalesce(c.source_url, '?')
         AS detail,
-    l.raw
+    c.raw
 FROM sr_checked AS c
-JOIN sr_lines AS l USING (file, line)
 WHERE c.defect_type IS NOT NULL

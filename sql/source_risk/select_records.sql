@@ -1,13 +1,14 @@
 -- Purpose: the accepted records (`source_risk_records`), one per record digest: the ledger
 -- rows of every batch (sr_spool) that lineage kept, with the parent's record digest, typed
 -- predicates (NULL = unresolved), dimensions and the canonical JSON the record digest is taken
--- over, in file and line order (the order of the input). Grain: one row per record_digest.
--- Inputs: sr_spool (one batch's file), sr_linked.
--- Parameters: $gate (the validation gate these records completed), $batch (the batch's index).
+-- over, in file and line order (the order of the input, kept by the filter). Grain: one row
+-- per record_digest. Input: sr_spool (one batch's file, each row beside its lineage outcome:
+-- select_batch_lineage, aligned by position). Parameter: $gate (the validation gate these
+-- records completed).
 SELECT
     s.record_digest,
     s.tuple_digest,
-    l.parent_record_digest AS parent_record,
+    s.parent_record_digest AS parent_record,
     s.parent_reference,
     s.query_id,
     s.query_sha256,
@@ -38,10 +39,8 @@ SELECT
     $gate AS validation_gate,
     s.record_json,
     s.line_sha256,
-    l.line_canonical_sha256,
+    s.line_canonical_sha256,
     s.file,
     s.line
 FROM sr_spool AS s
-JOIN sr_linked AS l USING (file, line)
-WHERE l.batch = $batch AND l.final_defect IS NULL
-ORDER BY s.file, s.line
+WHERE s.final_defect IS NULL

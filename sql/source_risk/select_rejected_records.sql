@@ -1,19 +1,19 @@
 -- Purpose: `rejected_records`: every line that failed the contract, with its defect type, the
 -- stage that caught it, a reason and the raw text (nothing is lost): the ordered checks'
 -- rejections of every batch and lineage's. Grain: one row per rejected line.
--- Inputs: sr_rejects and sr_spool (one batch's files), sr_linked. Parameter: $batch.
+-- Inputs: sr_rejects and sr_spool (one batch's files; sr_spool's rows beside their lineage
+-- outcome, select_batch_lineage).
 SELECT file, line, defect_type, stage, reason, detail, raw
 FROM sr_rejects
 UNION ALL
 SELECT
     s.file,
     s.line,
-    l.final_defect,
-    l.final_stage,
-    l.final_reason,
+    s.final_defect,
+    s.final_stage,
+    s.final_reason,
     'answer_id=' || coalesce(s.answer_id, '?') || ' source_url=' || coalesce(s.source_url, '?'),
     s.raw
-FROM sr_linked AS l
-JOIN sr_spool AS s USING (file, line)
-WHERE l.batch = $batch AND l.final_defect IS NOT NULL
+FROM sr_spool AS s
+WHERE s.final_defect IS NOT NULL
 ORDER BY file, line

@@ -1,7 +1,8 @@
 -- Purpose: the lines of one batch that passed the ordered checks, as ledger rows before
 -- lineage (duplicates and parents are resolved over every batch by link_revisions), with the
 -- raw line kept for a canonical line digest or a lineage rejection. Grain: one row per line
--- that passed. Inputs: sr_checked (check_records: keys, defect and stored fields), sr_lines.
+-- that passed, in file and line order (sr_checked's, kept by the filter). Input: sr_checked
+-- (check_records: keys, defect, raw line and stored fields).
 SELECT
     c.record_digest_calc AS record_digest,
     c.tuple_digest,
@@ -36,7 +37,6 @@ SELECT
     c.line_sha256,
     c.file,
     c.line,
-    l.raw
+    c.raw
 FROM sr_checked AS c
-JOIN sr_lines AS l USING (file, line)
 WHERE c.defect_type IS NULL

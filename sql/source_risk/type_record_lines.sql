@@ -1,7 +1,8 @@
 -- Purpose: parse source-risk JSONL lines once (json_transform into a typed struct) and type
 -- every field the record contract stores, joined to the date's answers (answer and query
 -- snapshots) and, when present, aligned captures.
--- Grain: one row per non-blank input line (file, line). Inputs: sr_lines(file, line, raw,
+-- Grain: one row per non-blank input line (file, line), unordered (the first step of
+-- validate_batch, which orders once at the end). Inputs: sr_lines(file, line, raw,
 -- line_sha256), sr_answers(answer_id, query_id, query_sha256, answer_text, answer_sha256,
 -- observed_at), sr_sources(answer_id, source_url, canonical_url, rank, payload_sha256,
 -- capture_time). Parameters: $weight_keys/$weight_values (the codebook's priority weights),
@@ -69,7 +70,7 @@ fields AS (
     FROM parsed AS p
 )
 SELECT
-    f.file, f.line, f.line_sha256, f.is_object,
+    f.file, f.line, f.raw, f.line_sha256, f.is_object,
     f.query_id, f.query_id_type, f.answer_id, f.answer_id_type, f.claim_id,
     f.source_url, f.source_url_type, f.source_role, f.annotator_id, f.annotated_at,
     f.codebook_version, f.codebook_version_type, f.parent_record, f.parent_record_type,
@@ -165,4 +166,3 @@ SELECT
 FROM fields AS f
 LEFT JOIN sr_answers AS a ON a.answer_id = f.answer_id
 LEFT JOIN sr_sources AS s ON s.answer_id = f.answer_id AND s.source_url = f.source_url
-ORDER BY f.file, f.line

@@ -211,3 +211,18 @@ def test_streamed_reader_on_the_demo(demo_run) -> None:
     for date in demo_run.truth["dates"]:
         want = _reference_lines(demo_run.raw, date, by_id)
         assert want and _streamed_lines(demo_run.raw, date, by_id, 4096) == want, date
+
+
+def test_batch_file_out_of_order_fails_loudly(sealed) -> None:
+    """A batch's ledger rows are read back beside their lineage by position: a batch file
+    whose rows are not in file and line order raises instead of mixing up the rows."""
+    ledger = validate.run([_table([json.dumps(r) for r in sealed[:4]])], fixtures.SETTINGS)
+    try:
+        spool = ledger.work / "spool" / "000000.arrow"
+        shuffled = validate.read_spool(spool).take([1, 0, 2, 3])  # a copy, not the mapping
+        assert shuffled.num_rows == 4
+        validate.write_spool(shuffled, spool)
+        with pytest.raises(RuntimeError, match="not aligned by line"):
+            ledger.records().read_all()
+    finally:
+        ledger.close()
