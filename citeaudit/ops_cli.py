@@ -17,6 +17,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -216,10 +217,24 @@ def _executor_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _date_partitions_from(raw: Path, executor: str = "in_process") -> None:
+    """Let the date partitions start at ``raw``'s first date, as ``citeaudit ui`` does.
+
+    ``pipelines.partitions`` reads $CITEAUDIT_RAW when it is first imported; unset, the daily
+    dimension starts in 2020 and Dagster enumerates every date × codebook key since then for
+    each step of every run (≈2 s of CPU per run of a one-day folder). Only for runs in this
+    process: Celery workers load the definitions with their own environment, and an
+    orchestrator and workers must agree on the partitions. A value already set is kept.
+    """
+    if executor == "in_process" and "pipelines.partitions" not in sys.modules:
+        from citeaudit import storage
+
+        os.environ.setdefault("CITEAUDIT_RAW", storage.uri(raw))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``citeaudit run``: the daily audit per date, the judged audit per date × codebook."""
     from citeaudit import layout
-    from pipelines import runner
 
     raw = _raw_or_error(args.raw)
     if raw is None:
@@ -251,6 +266,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = _executor_or_error(args.executor)
     if executor is None:
         return 2
+    _date_partitions_from(raw, executor)
+    from pipelines import runner
+
     lock = _lock_or_error(derived)
     if lock is None:
         return 3
@@ -442,7 +460,6 @@ def _missing_daily(derived: Path, dates: list[str]) -> list[str]:
 def cmd_backfill(args: argparse.Namespace) -> int:
     """``citeaudit backfill``: every judged asset of one codebook over a range of answer dates."""
     from citeaudit import layout
-    from pipelines import runner
 
     raw = _raw_or_error(args.raw)
     if raw is None:
@@ -472,6 +489,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     executor = _executor_or_error(args.executor)
     if executor is None:
         return 2
+    _date_partitions_from(raw, executor)
+    from pipelines import runner
+
     lock = _lock_or_error(derived)
     if lock is None:
         return 3
@@ -504,16 +524,17 @@ def cmd_status(args: argparse.Namespace) -> int:
     """``citeaudit status``: the state of every asset partition, from the Dagster instance."""
     import dagster as dg
 
-    from pipelines import runner, status
-    from pipelines.definitions import build_defs
-    from pipelines.resources import PathsResource
-
     raw = _raw_or_error(args.raw)
     if raw is None:
         return 2
     derived = _derived_or_error(args.derived)
     if derived is None:
         return 2
+    _date_partitions_from(raw)
+    from pipelines import runner, status
+    from pipelines.definitions import build_defs
+    from pipelines.resources import PathsResource
+
     home = runner.ensure_dagster_home(derived)
     defs = build_defs(PathsResource(raw_dir=str(raw), derived_dir=str(derived)))
     with dg.DagsterInstance.get() as instance:

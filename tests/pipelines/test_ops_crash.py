@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from ops_support import digests, judged_assets
 
-from citeaudit import catalog, cli, demo_corpus
+from citeaudit import catalog, cli
 
 BIN = Path(sys.executable).parent
 POLL_SECONDS = 0.005
@@ -56,16 +56,11 @@ def judged_files(derived: Path, names: list[str]) -> list[Path]:
 
 
 def test_sigkill_mid_run_then_rerun_gives_the_clean_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    demo_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
+    """The clean run is the session's shared demo run (same raw folder, its own instance)."""
     names = judged_assets()
-    raw = tmp_path / "raw"
-    demo_corpus.generate(raw, seed=21, answers=30, days=2)
-
-    clean_home, clean = tmp_path / "clean_home", tmp_path / "clean"
-    env = {**os.environ, "DAGSTER_HOME": str(clean_home)}
-    done = subprocess.run(command(raw, clean), env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
+    raw, clean = demo_run.raw, demo_run.derived
     want = digests(clean)
     assert {k.split("/")[0] for k in want} >= set(names)
 
