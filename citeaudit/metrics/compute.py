@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from citeaudit import duck
@@ -173,17 +174,18 @@ class _Resolved(NamedTuple):
 
 def _distinct_per_key(keys: np.ndarray, values: np.ndarray, null: int | None
                       ) -> dict[int, int]:
-    """{key: number of distinct non-null values among its units}: unique (key, value) pairs,
-    then pairs per key (like count(DISTINCT value) per group, in two sorts)."""
+    """{key: number of distinct non-null values among its units} (count(DISTINCT value) per
+    group): the distinct (key, value) pairs by hashing, then pairs per key by counting."""
     if null is not None:
         keep = values != null
         keys, values = keys[keep], values[keep]
     if keys.size == 0:
         return {}
     width = int(values.max()) + 1
-    pairs = np.unique(keys * width + values.astype(np.int64))
-    uniq, n = np.unique(pairs // width, return_counts=True)
-    return dict(zip(uniq.tolist(), n.tolist(), strict=True))
+    pairs = pd.unique(keys * width + values.astype(np.int64))
+    n = np.bincount(pairs // width)
+    present = np.flatnonzero(n)
+    return dict(zip(present.tolist(), n[present].tolist(), strict=True))
 
 
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
@@ -197,14 +199,17 @@ def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
             dtype = (np.int64 if name == "seq" else
                      np.float64 if name in ("inclusion_prob", "y") else np.int32)
             parts[name].append(np.asarray(column.to_numpy(zero_copy_only=False), dtype=dtype))
-    seq = parts.pop("seq")
-    order = np.argsort(np.concatenate(seq), kind="stable") if seq else np.empty(0, np.intp)
+    chunks = parts.pop("seq")
+    seq = np.concatenate(chunks) if chunks else np.empty(0, np.int64)
+    # the batches usually arrive in unit order already; put them in it when they do not
+    order = None if np.all(seq[1:] > seq[:-1]) else np.argsort(seq, kind="stable")
     del seq
     out = {}
     for name in list(parts):  # one column at a time, each batch list freed once joined
         chunks = parts.pop(name)
-        out[name] = np.concatenate(chunks)[order] if chunks else np.empty(0)
-        del chunks
+        joined = np.concatenate(chunks) if chunks else np.empty(0)
+        out[name] = joined if order is None else joined[order]
+        del chunks, joined
     return out
 
 
@@ -432,19 +437,22 @@ def compute(
     return MetricsResult(table, missing)
 
 
-def compute_partition(derived: Path, date: str, version: str, **kwargs: Any) -> MetricsResult:
+def compute_partition(derived: Path, date: str, version: str, *, in_memory: bool = False,
+                      **kwargs: Any) -> MetricsResult:
     """Compute the metrics of one date × codebook from whatever inputs are on disk.
 
-    DuckDB works within ``MEMORY_LIMIT``, spilling to a private temporary folder beyond it."""
+    DuckDB works within ``MEMORY_LIMIT``, spilling to a private temporary folder beyond it
+    (the in-memory reference path runs as it always did, without a limit)."""
     tables = inputs.available(derived, date, version)
     with tempfile.TemporaryDirectory(prefix="citeaudit-metrics-") as spill:
         con = duck.connect()
         try:
-            con.execute("SET memory_limit = $m", {"m": MEMORY_LIMIT})
-            con.execute("SET temp_directory = $d", {"d": spill})
-            con.execute("SET preserve_insertion_order = true")
+            if not in_memory:
+                con.execute("SET memory_limit = $m", {"m": MEMORY_LIMIT})
+                con.execute("SET temp_directory = $d", {"d": spill})
+                con.execute("SET preserve_insertion_order = true")
             names = inputs.register(con, tables)
-            result = compute(con, names, date, version, **kwargs)
+            result = compute(con, names, date, version, in_memory=in_memory, **kwargs)
         finally:
             con.close()
     result.inputs = tables
