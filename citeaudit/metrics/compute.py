@@ -3,7 +3,10 @@
 Steps: each metric's SQL file selects its *units* (a citation, a pair, a claim, a tuple, an
 answer) with the answer's strata and ``y`` (1/0 for a rate, a number for a mean, NULL when
 unresolved); DuckDB counts them per stratum and margin (``count_metric_strata.sql``); then
-:mod:`citeaudit.stats` gives each row its estimate and 95% interval:
+:mod:`citeaudit.stats` gives each row its estimate and 95% interval. The units stay in a DuckDB
+table (spilled to disk past ``MEMORY_LIMIT``); only the resolved units' codes, weights and y
+come to Python, in record batches, so the step's memory is about 40 bytes a resolved unit
+plus DuckDB's limit (:mod:`reference` is the in-memory path it replaced, same table):
 
 * unweighted metrics, and weighted rows whose units are one per query with one design
   weight: Wilson on the counts (the weighted and unweighted rates coincide);
