@@ -1,27 +1,43 @@
-"""Benchmark: the metrics table and the HTML report of one date × codebook at panel scale.
+"""Benchmark: the metrics table and the HTML report of one date × codebook, and how the
+metrics step grows with the day.
 
 Writes synthetic contract-shaped tables (answers, claims, citations, answer_checks,
 rejected_inputs, citation_existence, passage_checks, support_labels, metadata_checks,
-omission_endpoints, review_queue, annotation_agreement) for ``--answers`` answers into
-``benchmarks/.cache/metrics/``, then times :func:`citeaudit.metrics.compute_partition` and
-:func:`citeaudit.report.render.build` (best of ``--repeat``), and prints rows, units and the
-report's size. Usage: ``.venv/bin/python benchmarks/bench_metrics.py [--answers 20000]``.
+omission_endpoints, review_queue, annotation_agreement) for each size in ``--answers`` into
+``benchmarks/.cache/metrics-N/`` (reused when present), then, per size, runs
+:func:`citeaudit.metrics.compute_partition` in a child process of its own, once with the units
+kept in DuckDB (the pipeline's path) and once on the in-memory reference path
+(``in_memory=True``: units as one Arrow table, a pandas frame), interleaved ``--repeat`` times:
+wall and CPU seconds of the computation, the child's peak RSS and its RSS with only the
+imports loaded. It checks that both paths give the same table (exit 1 if a count, status,
+method or note differs, or a float by more than 1e-12 relative), then times
+:func:`citeaudit.report.render.build` once. With two sizes or more it prints the growth from
+the smallest to the largest. ``--derived DIR --date D --codebook V`` measures one partition of
+a real run instead (e.g. a ``bench_nightly`` derived folder), nothing generated.
+
+    .venv/bin/python benchmarks/bench_metrics.py [--answers 25000,100000] [--repeat 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
-import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from citeaudit import parquet_io
-from citeaudit.metrics import compute_partition
+from citeaudit.metrics import compute_partition, inputs
 from citeaudit.report import render
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DATE, VERSION = "2026-11-01", "v1"
 ENGINES = np.array(["perplexity", "copilot", "google_ai_overview", "inhouse_rag"])
@@ -117,31 +133,141 @@ def build(derived: Path, n_answers: int, seed: int = 1) -> int:
     return n
 
 
+def child(derived: Path, date: str, version: str, path: str, out: Path) -> None:
+    """One metrics computation in this process: prints its figures as one JSON line."""
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t, c = time.perf_counter(), time.process_time()
+    result = compute_partition(derived, date, version, in_memory=path == "in_memory")
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    parquet_io.write_partition(result.table, out, "metrics",
+                               {"observation_date": date, "codebook": version})
+    print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak,
+                      "imports_rss_mb": base, "rows": result.table.num_rows}))
+
+
+def run_child(derived: Path, date: str, version: str, path: str, out: Path) -> dict:
+    """Run :func:`child` in a fresh interpreter (its own peak RSS) and read its figures."""
+    cmd = [sys.executable, __file__, "--child", path, "--derived", str(derived),
+           "--date", date, "--codebook", version, "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{path} child failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(derived: Path, date: str, version: str, repeat: int, work: Path) -> dict:
+    """Both paths, interleaved ``repeat`` times: best wall (with its CPU), highest peak RSS;
+    exits 1 if their tables differ."""
+    figures: dict[str, dict] = {}
+    for _ in range(repeat):
+        for path in ("duckdb", "in_memory"):
+            f = run_child(derived, date, version, path, work / path)
+            best = figures.get(path)
+            if best is None or f["wall_s"] < best["wall_s"]:
+                figures[path] = {**f, "peak_rss_mb": max(f["peak_rss_mb"],
+                                                         (best or f)["peak_rss_mb"])}
+            else:
+                best["peak_rss_mb"] = max(best["peak_rss_mb"], f["peak_rss_mb"])
+    tables = [pq.read_table(parquet_io.partition_dir(
+        work / p, "metrics", {"observation_date": date, "codebook": version})
+        / parquet_io.DATA_FILE) for p in ("duckdb", "in_memory")]
+    figures["equal"] = tables[0].equals(tables[1])
+    figures["same"], figures["floats_differing"], figures["worst_relative"] = _compare(*tables)
+    return figures
+
+
+def _compare(a: pa.Table, b: pa.Table) -> tuple[bool, int, float]:
+    """(every non-float column equal, float cells that differ, their worst relative
+    difference): the order DuckDB emits a metric's units in can move a float sum's last bit."""
+    floats = [f.name for f in a.schema if pa.types.is_floating(f.type)]
+    same = a.num_rows == b.num_rows and all(
+        a[c].equals(b[c]) for c in a.column_names if c not in floats)
+    differing, worst = 0, 0.0
+    for c in floats:
+        x = a[c].to_numpy(zero_copy_only=False).astype(np.float64)
+        y = b[c].to_numpy(zero_copy_only=False).astype(np.float64)
+        both = ~(np.isnan(x) & np.isnan(y))
+        off = both & (x != y)
+        differing += int(off.sum())
+        if off.any():
+            scale = np.maximum(np.abs(x[off]), np.abs(y[off]))
+            worst = max(worst, float(np.max(np.abs(x[off] - y[off]) / scale)))
+    return same, differing, worst
+
+
+def _line(label: str, f: dict) -> str:
+    return (f"| {label} | {f['wall_s']:.2f} | {f['cpu_s']:.2f} | {f['peak_rss_mb']:,.0f} | "
+            f"{f['peak_rss_mb'] - f['imports_rss_mb']:,.0f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--answers", type=int, default=20_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--answers", default="25000,100000",
+                    help="comma-separated day sizes (synthetic inputs)")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--derived", type=Path, help="measure this derived folder instead")
+    ap.add_argument("--date", default=DATE)
+    ap.add_argument("--codebook", default=VERSION)
+    ap.add_argument("--child", choices=("duckdb", "in_memory"), help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    derived = Path(__file__).resolve().parent / ".cache" / "metrics"
-    shutil.rmtree(derived, ignore_errors=True)
-    t0 = time.perf_counter()
-    n = build(derived, args.answers)
-    print(f"inputs: {args.answers:,} answers, {args.answers * 3:,} claims, {n:,} citations "
-          f"({time.perf_counter() - t0:.1f} s to write)")
-    best_m = best_r = float("inf")
-    for _ in range(args.repeat):
-        t = time.perf_counter()
-        result = compute_partition(derived, DATE, VERSION)
-        best_m = min(best_m, time.perf_counter() - t)
-        parquet_io.write_partition(result.table, derived, "metrics",
-                                   {"observation_date": DATE, "codebook": VERSION})
-        t = time.perf_counter()
-        page = render.build(derived, DATE, VERSION)
-        best_r = min(best_r, time.perf_counter() - t)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"metrics: {result.table.num_rows:,} rows in {best_m:.2f} s (best of {args.repeat}); "
-          f"report: {page.path.stat().st_size / 1024:,.0f} KiB in {best_r:.2f} s; "
-          f"peak RSS {rss:,.0f} MiB")
+    if args.child:
+        child(args.derived, args.date, args.codebook, args.child, args.out)
+        return
+    cache = Path(__file__).resolve().parent / ".cache"
+    if args.derived:
+        sizes = [(str(args.derived), args.derived)]
+    else:
+        sizes = []
+        for n in (int(x) for x in args.answers.split(",")):
+            derived = cache / f"metrics-{n}"
+            if not (derived / "omission_endpoints").is_dir():
+                t0 = time.perf_counter()
+                cites = build(derived, n)
+                print(f"inputs: {n:,} answers, {n * 3:,} claims, {cites:,} citations "
+                      f"({time.perf_counter() - t0:.1f} s to write)", flush=True)
+            sizes.append((f"{n:,} answers", derived))
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| day | path | wall s | CPU s | peak RSS MB | over imports MB |")
+    print("|---|---|---:|---:|---:|---:|")
+    results, ok = [], True
+    for label, derived in sizes:
+        work = cache / "metrics-out" / label.split()[0].replace(",", "")
+        f = measure(derived, args.date, args.codebook, args.repeat, work)
+        ok = ok and f["same"] and f["worst_relative"] < 1e-12
+        results.append((label, f))
+        for path in ("duckdb", "in_memory"):
+            print(_line(f"{label} | {path}", f[path]), flush=True)
+        verdict = ("equal, value for value" if f["equal"] else
+                   f"counts, statuses, methods and notes equal; {f['floats_differing']} float "
+                   f"cells differ, at most {f['worst_relative']:.1e} relative"
+                   if f["same"] else "DIFFER")
+        print(f"({label}: {f['duckdb']['rows']:,} metrics rows; tables {verdict})", flush=True)
+    if len(results) > 1:
+        (a, fa), (b, fb) = results[0], results[-1]
+        for path in ("duckdb", "in_memory"):
+            x, y = fa[path], fb[path]
+            own = ((y["peak_rss_mb"] - y["imports_rss_mb"])
+                   / (x["peak_rss_mb"] - x["imports_rss_mb"]))
+            print(f"growth {a} -> {b}, {path}: CPU {y['cpu_s'] / x['cpu_s']:.2f}x, "
+                  f"wall {y['wall_s'] / x['wall_s']:.2f}x, peak RSS "
+                  f"{y['peak_rss_mb'] / x['peak_rss_mb']:.2f}x (over imports {own:.2f}x)")
+    label, derived = results[-1][0], sizes[-1][1]
+    out = cache / "metrics-out" / label.split()[0].replace(",", "") / "duckdb"
+    for name in inputs.DAILY + inputs.JUDGED:
+        src = derived / name
+        if src.is_dir() and not (out / name).exists():
+            (out / name).symlink_to(src.resolve(), target_is_directory=True)
+    t = time.perf_counter()
+    page = render.build(out, args.date, args.codebook)
+    print(f"report ({label}): {page.path.stat().st_size / 1024:,.0f} KiB in "
+          f"{time.perf_counter() - t:.2f} s")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if not ok:
+        raise SystemExit("the DuckDB path and the in-memory reference differ beyond a float "
+                         "sum's last bits")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,10 @@
 Steps: each metric's SQL file selects its *units* (a citation, a pair, a claim, a tuple, an
 answer) with the answer's strata and ``y`` (1/0 for a rate, a number for a mean, NULL when
 unresolved); DuckDB counts them per stratum and margin (``count_metric_strata.sql``); then
-:mod:`citeaudit.stats` gives each row its estimate and 95% interval:
+:mod:`citeaudit.stats` gives each row its estimate and 95% interval. The units stay in a DuckDB
+table (spilled to disk past ``MEMORY_LIMIT``); only the resolved units' codes, weights and y
+come to Python, in record batches, so the step's memory is about 40 bytes a resolved unit
+plus DuckDB's limit (:mod:`reference` is the in-memory path it replaced, same table):
 
 * unweighted metrics, and weighted rows whose units are one per query with one design
   weight: Wilson on the counts (the weighted and unweighted rates coincide);
@@ -27,6 +30,7 @@ be estimated (one query) gets ``status = 'no_interval'`` and a note, never ``ok`
 from __future__ import annotations
 
 import json
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -35,11 +39,11 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from citeaudit import duck
-from citeaudit.metrics import inputs
+from citeaudit.metrics import inputs, reference
 from citeaudit.metrics.definitions import METRICS, MetricDef
+from citeaudit.metrics.units import GROUP_KEYS, UNIT_SCHEMA, Units
 from citeaudit.stats import (
     Interval,
     cluster_bootstrap,
@@ -54,21 +58,6 @@ BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 20240601
 LEVELS = ("overall", "engine", "domain", "stratum")
 ALL = "all"
-
-UNIT_SCHEMA = pa.schema(
-    [
-        ("metric", pa.string()),
-        ("unit_id", pa.string()),
-        ("answer_id", pa.string()),
-        ("query_id", pa.string()),
-        ("engine", pa.string()),
-        ("domain", pa.string()),
-        ("risk_band", pa.string()),
-        ("inclusion_prob", pa.float64()),
-        ("y", pa.float64()),
-        ("category", pa.string()),
-    ]
-)
 
 METRICS_SCHEMA = pa.schema(
     [
@@ -97,15 +86,13 @@ METRICS_SCHEMA = pa.schema(
         ("note", pa.string()),
     ]
 )
-_GROUP_KEYS = {
-    "overall": ["metric"],
-    "engine": ["metric", "engine"],
-    "domain": ["metric", "domain"],
-    "stratum": ["metric", "engine", "domain", "risk_band"],
-}
 
 
-_FRAME_COLUMNS = ["metric", "engine", "domain", "risk_band", "query_id", "inclusion_prob", "y"]
+UNIT_COLUMNS = [c for c in UNIT_SCHEMA.names if c != "unit_id"]
+KEY_COLUMNS = ("metric", "engine", "domain", "risk_band")
+# DuckDB's share of the step: units, counts and codes stay within it, spilling beyond it
+MEMORY_LIMIT = "256MB"
+READ_ROWS = 262_144
 
 
 @dataclass
@@ -117,9 +104,12 @@ class MetricsResult:
     inputs: dict[str, Path] = field(default_factory=dict)
 
 
-def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> tuple[pa.Table, dict]:
-    """Units of every metric whose inputs are registered; and {metric: missing inputs}."""
-    parts, missing = [], {}
+def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> dict[str, list[str]]:
+    """Fill the DuckDB table ``metric_units`` with the units of every metric whose inputs are
+    registered, metric after metric (its rowid keeps that order); return {metric: missing
+    inputs}. The units never leave DuckDB: only their counts and codes do."""
+    duck.execute(con, "metrics/create_metric_units")
+    missing = {}
     for m in METRICS:
         absent = [t for t in m.inputs if t not in names]
         if absent:
@@ -127,35 +117,135 @@ def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> tuple[pa.Ta
             continue
         if m.kind == "f1":
             continue
-        parts.append(duck.query(con, m.sql).select(UNIT_SCHEMA.names).cast(UNIT_SCHEMA))
-    units = pa.concat_tables(parts) if parts else UNIT_SCHEMA.empty_table()
-    return units, missing
+        con.sql(duck.sql_text(m.sql)).select(", ".join(UNIT_COLUMNS)).insert_into(
+            "metric_units")
+    return missing
 
 
-class _Units(NamedTuple):
-    """Resolved units of one row as arrays: y, design weight, query and domain codes."""
+class _Groups:
+    """Positions of the resolved units of each key (ascending, i.e. in unit order): one stable
+    sort of the units by their integer key, cut where the key changes."""
 
-    y: np.ndarray
-    w: np.ndarray
-    query: np.ndarray
-    domain: np.ndarray
+    def __init__(self, keys: np.ndarray) -> None:
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+        starts, ends = np.r_[0, cuts], np.r_[cuts, ordered.size]
+        self._order = order.astype(np.int32 if order.size < 2**31 else np.int64)
+        self._at = {int(k): (int(a), int(b))
+                    for k, a, b in zip(ordered[starts[starts < ordered.size]],
+                                       starts, ends, strict=False)}
 
-    def take(self, idx: np.ndarray) -> _Units:
-        return _Units(self.y[idx], self.w[idx], self.query[idx], self.domain[idx])
-
-
-def _resolved_units(df: pd.DataFrame) -> _Units:
-    """Arrays of the resolved units; string ids become integer codes once (fast grouping)."""
-    ip = df["inclusion_prob"].to_numpy(dtype=np.float64, na_value=np.nan)
-    return _Units(
-        df["y"].to_numpy(dtype=np.float64),
-        np.where(np.isnan(ip), np.nan, 1.0 / ip),
-        pd.factorize(df["query_id"], use_na_sentinel=False)[0],
-        pd.factorize(df["domain"], use_na_sentinel=False)[0],
-    )
+    def get(self, key: int | None) -> np.ndarray | None:
+        at = self._at.get(key) if key is not None else None
+        return None if at is None else self._order[at[0]:at[1]]
 
 
-def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None,
+# the distinct values a counts row reports, and the code column each is counted on
+_DISTINCT = {"n_answers": "answer", "n_queries": "query", "n_domains": "domain"}
+
+
+class _Resolved(NamedTuple):
+    """The resolved units of every metric as arrays; per level, their groups and the number
+    of distinct answers, queries and domains of each group."""
+
+    arrays: Units
+    groups: dict[str, _Groups]
+    distinct: dict[str, dict[str, dict[int, int]]]
+    codes: dict[str, dict[Any, int]]
+
+    def key(self, level: str, row: dict[str, Any]) -> int | None:
+        """The integer key of a row's group at ``level`` (None: no resolved unit has it)."""
+        key = 0
+        for k in GROUP_KEYS[level]:
+            code = self.codes[k].get(row[k])
+            if code is None:
+                return None
+            key = key * len(self.codes[k]) + code
+        return key
+
+    def indices(self, level: str, row: dict[str, Any]) -> np.ndarray | None:
+        """Positions of the resolved units of one counts row (or of the same keys)."""
+        key = self.key(level, row)
+        return None if key is None else self.groups[level].get(key)
+
+    def count(self, level: str, row: dict[str, Any], what: str) -> int:
+        """Distinct answers, queries or domains (``n_answers``...) of a row's resolved units."""
+        key = self.key(level, row)
+        return 0 if key is None else self.distinct[level][what].get(key, 0)
+
+
+def _distinct_per_key(keys: np.ndarray, values: np.ndarray, null: int | None
+                      ) -> dict[int, int]:
+    """{key: number of distinct non-null values among its units} (count(DISTINCT value) per
+    group): the distinct (key, value) pairs by hashing, then pairs per key by counting."""
+    if null is not None:
+        keep = values != null
+        keys, values = keys[keep], values[keep]
+    if keys.size == 0:
+        return {}
+    width = int(values.max()) + 1
+    pairs = pd.unique(keys * width + values.astype(np.int64))
+    n = np.bincount(pairs // width)
+    present = np.flatnonzero(n)
+    return dict(zip(present.tolist(), n[present].tolist(), strict=True))
+
+
+def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, np.ndarray]:
+    """The resolved units' columns as numpy arrays in unit order (doubles stay doubles; codes
+    become int32, labels the intervals only compare), read in record batches."""
+    reader = con.sql(duck.sql_text("metrics/select_resolved_unit_codes")).to_arrow_reader(
+        READ_ROWS)
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in reader.schema.names}
+    for batch in reader:
+        for name, column in zip(batch.schema.names, batch.columns, strict=True):
+            dtype = (np.int64 if name == "seq" else
+                     np.float64 if name in ("inclusion_prob", "y") else np.int32)
+            parts[name].append(np.asarray(column.to_numpy(zero_copy_only=False), dtype=dtype))
+    chunks = parts.pop("seq")
+    seq = np.concatenate(chunks) if chunks else np.empty(0, np.int64)
+    # the batches usually arrive in unit order already; put them in it when they do not
+    order = None if np.all(seq[1:] > seq[:-1]) else np.argsort(seq, kind="stable")
+    del seq
+    out = {}
+    for name in list(parts):  # one column at a time, each batch list freed once joined
+        chunks = parts.pop(name)
+        joined = np.concatenate(chunks) if chunks else np.empty(0)
+        out[name] = joined if order is None else joined[order]
+        del chunks, joined
+    return out
+
+
+def _resolved(con: duckdb.DuckDBPyConnection) -> _Resolved:
+    """Codes and arrays of the resolved units (y not null, not NaN), in unit order.
+
+    Every code is the rank of its value's first appearance among the resolved units, so the
+    query and domain codes are the cluster labels the intervals have always been given."""
+    duck.execute(con, "metrics/create_unit_codes")
+    codes: dict[str, dict[Any, int]] = {k: {} for k in (*KEY_COLUMNS, "query_id", "answer_id")}
+    for r in duck.query(con, "metrics/select_unit_code_values").to_pylist():
+        codes[r["key"]][r["value"]] = r["code"]
+    col = _columns(con)
+    ip = col.pop("inclusion_prob")
+    arrays = Units(col.pop("y"), np.where(np.isnan(ip), np.nan, 1.0 / ip),
+                    col.pop("query"), col["domain"])
+    answer = col.pop("answer")
+    del ip
+    nulls = {"answer": codes["answer_id"].get(None), "query": codes["query_id"].get(None),
+             "domain": codes["domain"].get(None)}
+    values = {"answer": answer, "query": arrays.query, "domain": arrays.domain}
+    groups, distinct = {}, {}
+    for level, keys in GROUP_KEYS.items():
+        key = np.zeros(arrays.y.size, dtype=np.int64)
+        for k in keys:
+            key = key * len(codes[k]) + col[k].astype(np.int64)
+        groups[level] = _Groups(key)
+        distinct[level] = {what: _distinct_per_key(key, values[v], nulls[v])
+                           for what, v in _DISTINCT.items()}
+    return _Resolved(arrays, groups, distinct, codes)
+
+
+def _interval(m: MetricDef, row: dict[str, Any], group: Units | None,
               design_effect: float | None = None
               ) -> tuple[Interval, str, str | None, int | None]:
     """(interval, weighting, cluster_by, n_clusters) for one counts row."""
@@ -174,7 +264,7 @@ def _interval(m: MetricDef, row: dict[str, Any], group: _Units | None,
     return iv, "inverse_inclusion_prob", "query", int(row["n_queries"])
 
 
-def _design_effects(arrays: _Units, overall: dict) -> dict[str, float]:
+def _design_effects(resolved: _Resolved) -> dict[str, float]:
     """{metric: design effect of clustering by query}, estimated once over all the resolved
     units of each weighted rate and applied to every row of it (a generalized design effect):
     a row's own few failures say little about how outcomes cluster, and one design effect per
@@ -183,17 +273,15 @@ def _design_effects(arrays: _Units, overall: dict) -> dict[str, float]:
     for m in METRICS:
         if not m.weighted or m.kind != "rate":
             continue
-        idx = overall.get(m.name)
-        if idx is None:
-            idx = overall.get((m.name,))
+        idx = resolved.indices("overall", {"metric": m.name})
         if idx is None or len(idx) == 0:
             continue
-        g = arrays.take(idx)
+        g = resolved.arrays.take(idx)
         out[m.name] = cluster_design_effect(g.y, g.w, g.query)
     return out
 
 
-def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: _Units | None,
+def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: Units | None,
                       reps: int, seed: int) -> Interval | None:
     """The sensitivity interval: whole domains resampled (weighted rows over >= 2 domains)."""
     if group is None or not m.weighted or m.kind != "rate" or int(row["n_domains"]) < 2:
@@ -211,8 +299,8 @@ def _status(iv: Interval) -> tuple[str, list[str]]:
     return "ok", list(iv.notes)
 
 
-def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], arrays: _Units,
-             groups: dict[str, dict], reps: int, seed: int) -> list[dict[str, Any]]:
+def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], resolved: _Resolved,
+             reps: int, seed: int) -> list[dict[str, Any]]:
     """One F1 row per overall, engine and domain row that both components computed (the paper
     reports engines and the pool; full strata are left to the components, whose bootstrap by
     query per stratum would cost more than it tells)."""
@@ -229,12 +317,8 @@ def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], arrays: _Units,
             continue
         sides = []
         for name in (prec_name, rec_name):
-            gkey = tuple({"metric": name, "engine": r["engine"], "domain": r["domain"],
-                          "risk_band": r["risk_band"]}[k] for k in _GROUP_KEYS[r["level"]])
-            idx = groups[r["level"]].get(gkey)
-            if idx is None:
-                idx = groups[r["level"]][gkey[0]]
-            g = arrays.take(idx)
+            idx = resolved.indices(r["level"], {**r, "metric": name})
+            g = resolved.arrays.take(idx)
             sides.append((g.y, g.w, g.query))
         iv = f1_cluster_bootstrap(sides[0], sides[1], reps=reps, seed=seed)
         status, notes = _status(iv)
@@ -292,30 +376,28 @@ def compute(
     *,
     reps: int = BOOTSTRAP_REPS,
     seed: int = BOOTSTRAP_SEED,
+    in_memory: bool = False,
 ) -> MetricsResult:
-    """The metrics rows for the views registered in ``con`` (see :func:`inputs.register`)."""
-    units, missing = select_units(con, names)
-    con.register("metric_units", units)
-    try:
+    """The metrics rows for the views registered in ``con`` (see :func:`inputs.register`).
+
+    The units stay in DuckDB, counted and coded there; only the resolved units' numbers come
+    to Python. ``in_memory`` takes the reference path of :mod:`citeaudit.metrics.reference`
+    (units as one Arrow table, a pandas frame) instead: same table, more memory."""
+    resolved: _Resolved | Any
+    if in_memory:
+        counts, missing, resolved = reference.counts_and_units(con, names)
+    else:
+        missing = select_units(con, names)
         counts = duck.query(con, "metrics/count_metric_strata").to_pylist()
-    finally:
-        con.unregister("metric_units")
-    # only the resolved units, and only the columns the intervals group and read, go to pandas
-    # (Python strings per cell: the ids the intervals never read would double the memory)
-    y = units.column("y")
-    resolved = pc.and_kleene(pc.is_valid(y), pc.invert(pc.is_nan(y)))
-    df = units.filter(resolved).select(_FRAME_COLUMNS).to_pandas()
-    arrays = _resolved_units(df)
-    groups = {
-        level: df.groupby(keys, dropna=False, sort=False).indices
-        for level, keys in _GROUP_KEYS.items()
-    }
+        resolved = _resolved(con)
+        duck.execute(con, "metrics/drop_metric_units")
     by_name = {m.name: m for m in METRICS}
-    deffs = _design_effects(arrays, groups["overall"])
+    deffs = _design_effects(resolved)
     rows: list[dict[str, Any]] = []
     for row in counts:
         m = by_name[row["metric"]]
         level = row["level"]
+        row.update({what: resolved.count(level, row, what) for what in _DISTINCT})
         if m.overall_only and level != "overall":
             continue
         out: dict[str, Any] = {k: row[k] for k in ("metric", "level", "engine", "domain",
@@ -330,11 +412,8 @@ def compute(
                        note="every unit is unresolved: no rate")
             rows.append(out)
             continue
-        key = tuple(row[k] for k in _GROUP_KEYS[level])
-        idx = groups[level].get(key)
-        if idx is None and len(key) == 1:
-            idx = groups[level].get(key[0])
-        group = arrays.take(idx) if idx is not None else None
+        idx = resolved.indices(level, row)
+        group = resolved.arrays.take(idx) if idx is not None else None
         iv, weighting, cluster_by, n_clusters = _interval(m, row, group, deffs.get(m.name))
         boot = _domain_bootstrap(m, row, group, reps, seed)
         status, notes = _status(iv)
@@ -351,7 +430,7 @@ def compute(
         rows.append(out)
     for m in METRICS:
         if m.kind == "f1" and m.name not in missing:
-            rows += _f1_rows(m, rows, arrays, groups, reps, seed)
+            rows += _f1_rows(m, rows, resolved, reps, seed)
     rows += _no_unit_rows({r["metric"] for r in rows}, missing)
     rows += _missing_rows(missing, date, version)
     order = {m.name: i for i, m in enumerate(METRICS)}
@@ -361,15 +440,24 @@ def compute(
     return MetricsResult(table, missing)
 
 
-def compute_partition(derived: Path, date: str, version: str, **kwargs: Any) -> MetricsResult:
-    """Compute the metrics of one date × codebook from whatever inputs are on disk."""
+def compute_partition(derived: Path, date: str, version: str, *, in_memory: bool = False,
+                      **kwargs: Any) -> MetricsResult:
+    """Compute the metrics of one date × codebook from whatever inputs are on disk.
+
+    DuckDB works within ``MEMORY_LIMIT``, spilling to a private temporary folder beyond it
+    (the in-memory reference path runs as it always did, without a limit)."""
     tables = inputs.available(derived, date, version)
-    con = duck.connect()
-    try:
-        names = inputs.register(con, tables)
-        result = compute(con, names, date, version, **kwargs)
-    finally:
-        con.close()
+    with tempfile.TemporaryDirectory(prefix="citeaudit-metrics-") as spill:
+        con = duck.connect()
+        try:
+            if not in_memory:
+                con.execute("SET memory_limit = $m", {"m": MEMORY_LIMIT})
+                con.execute("SET temp_directory = $d", {"d": spill})
+                con.execute("SET preserve_insertion_order = true")
+            names = inputs.register(con, tables)
+            result = compute(con, names, date, version, in_memory=in_memory, **kwargs)
+        finally:
+            con.close()
     result.inputs = tables
     return result
 

@@ -3,6 +3,9 @@
 -- denominator; unresolved units are counted beside it, never inside. `total` is the sum of
 -- y over resolved units (= the numerator of a 0/1 rate; total tokens for a mean). The
 -- breakdown holds the unit count per category (L1 state, support label, policy action...).
+-- The distinct answers, queries and domains of a row are counted from the resolved units'
+-- integer codes (select_resolved_unit_codes.sql), not here: count(DISTINCT ...) over grouping
+-- sets of string ids is the one part of this aggregation DuckDB cannot spill to disk.
 -- Grain: one row per (metric, level, engine, domain, risk_band). Input: metric_units.
 SELECT
     metric,
@@ -18,9 +21,6 @@ SELECT
     count(y)::BIGINT AS denominator,
     (count(*) - count(y))::BIGINT AS unresolved,
     coalesce(sum(y), 0)::DOUBLE AS total,
-    count(DISTINCT answer_id) FILTER (WHERE y IS NOT NULL)::BIGINT AS n_answers,
-    count(DISTINCT query_id) FILTER (WHERE y IS NOT NULL)::BIGINT AS n_queries,
-    count(DISTINCT domain) FILTER (WHERE y IS NOT NULL)::BIGINT AS n_domains,
     min(inclusion_prob) FILTER (WHERE y IS NOT NULL) AS min_inclusion_prob,
     max(inclusion_prob) FILTER (WHERE y IS NOT NULL) AS max_inclusion_prob,
     to_json(histogram(coalesce(category, 'null')))::VARCHAR AS breakdown

@@ -7,6 +7,7 @@ asset is materialized with Dagster; a last test runs the whole pipeline on a dem
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from pathlib import Path
 
@@ -277,6 +278,25 @@ def test_metrics_on_the_demo_pipeline_match_the_daily_tables(demo_run) -> None:
             engines = {r["engine"] for r in rows if r["level"] == "engine"}
             assert engines == {"perplexity", "copilot", "google_ai_overview", "inhouse_rag"}
             assert np.isfinite(row(rows, "verification_coverage")["ci_low"])
+
+
+def test_units_kept_in_duckdb_give_the_in_memory_table_on_the_demo(
+        demo_run, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline's path (units counted and coded in DuckDB, only numbers read back, here in
+    record batches of 500 units so their order is rebuilt from several batches) gives the
+    table of the in-memory reference path (units as one Arrow table, a pandas frame),
+    value for value, and the table `citeaudit run` wrote (one partition of each date)."""
+    # the package exports the function `compute`, which hides the module of that name
+    monkeypatch.setattr(importlib.import_module("citeaudit.metrics.compute"), "READ_ROWS", 500)
+    for date, version in (("2026-11-01", "v1"), ("2026-11-02", "v2")):
+        kept = compute_partition(demo_run.derived, date, version).table
+        reference = compute_partition(demo_run.derived, date, version, in_memory=True).table
+        assert kept.num_rows > 100
+        assert sum(r["method"] == "hajek_wilson" for r in kept.to_pylist()) > 10
+        assert kept.equals(reference), (date, version)
+        written = pq.read_table(demo_run.derived / "metrics" / f"observation_date={date}"
+                                / f"codebook={version}" / "data.parquet")
+        assert kept.equals(written), (date, version)
 
 
 def test_a_weighted_rate_of_100_percent_keeps_an_interval(tmp_path: Path) -> None:
