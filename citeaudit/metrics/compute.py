@@ -107,7 +107,12 @@ class MetricsResult:
 def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> dict[str, list[str]]:
     """Fill the DuckDB table ``metric_units`` with the units of every metric whose inputs are
     registered, metric after metric (its rowid keeps that order); return {metric: missing
-    inputs}. The units never leave DuckDB: only their counts and codes do."""
+    inputs}. The units never leave DuckDB: only their counts and codes do.
+
+    Each metric's units are sorted by every column: a join that spills, or runs on another
+    number of threads, may emit rows in another order, and the float sums and the cluster
+    bootstrap's draws follow the unit order, so without the sort a rerun could differ in the
+    last bits (or, for bootstrap bounds, by Monte Carlo noise)."""
     duck.execute(con, "metrics/create_metric_units")
     missing = {}
     for m in METRICS:
@@ -117,8 +122,8 @@ def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> dict[str, l
             continue
         if m.kind == "f1":
             continue
-        con.sql(duck.sql_text(m.sql)).select(", ".join(UNIT_COLUMNS)).insert_into(
-            "metric_units")
+        units = con.sql(duck.sql_text(m.sql)).select(", ".join(UNIT_COLUMNS))
+        units.order(", ".join(UNIT_COLUMNS)).insert_into("metric_units")
     return missing
 
 

@@ -62,7 +62,9 @@ def counts_and_units(con: duckdb.DuckDBPyConnection, names: set[str]
             continue
         if m.kind == "f1":
             continue
-        parts.append(duck.query(con, m.sql).select(UNIT_SCHEMA.names).cast(UNIT_SCHEMA))
+        units = con.sql(duck.sql_text(m.sql)).select(", ".join(UNIT_SCHEMA.names))
+        order = ", ".join([c for c in UNIT_SCHEMA.names if c != "unit_id"] + ["unit_id"])
+        parts.append(units.order(order).to_arrow_table().cast(UNIT_SCHEMA))
     units = pa.concat_tables(parts) if parts else UNIT_SCHEMA.empty_table()
     con.register("metric_units", units)
     try:
