@@ -43,7 +43,7 @@ import pyarrow as pa
 from citeaudit import duck
 from citeaudit.metrics import inputs, reference
 from citeaudit.metrics.definitions import METRICS, MetricDef
-from citeaudit.metrics.units import GROUP_KEYS, UNIT_SCHEMA, Units
+from citeaudit.metrics.units import GROUP_KEYS, UNIT_SCHEMA, Units, sorted_units
 from citeaudit.stats import (
     Interval,
     cluster_bootstrap,
@@ -107,23 +107,12 @@ class MetricsResult:
 def select_units(con: duckdb.DuckDBPyConnection, names: set[str]) -> dict[str, list[str]]:
     """Fill the DuckDB table ``metric_units`` with the units of every metric whose inputs are
     registered, metric after metric (its rowid keeps that order); return {metric: missing
-    inputs}. The units never leave DuckDB: only their counts and codes do.
-
-    Each metric's units are sorted by every column: a join that spills, or runs on another
-    number of threads, may emit rows in another order, and the float sums and the cluster
-    bootstrap's draws follow the unit order, so without the sort a rerun could differ in the
-    last bits (or, for bootstrap bounds, by Monte Carlo noise)."""
+    inputs}. The units never leave DuckDB: only their counts and codes do; each metric's units
+    are sorted by every column (``units.UNIT_ORDER``), so a rerun gives the same bytes."""
     duck.execute(con, "metrics/create_metric_units")
-    missing = {}
-    for m in METRICS:
-        absent = [t for t in m.inputs if t not in names]
-        if absent:
-            missing[m.name] = absent
-            continue
-        if m.kind == "f1":
-            continue
-        units = con.sql(duck.sql_text(m.sql)).select(", ".join(UNIT_COLUMNS))
-        units.order(", ".join(UNIT_COLUMNS)).insert_into("metric_units")
+    relations, missing = sorted_units(con, names)
+    for units in relations:
+        units.select(", ".join(UNIT_COLUMNS)).insert_into("metric_units")
     return missing
 
 

@@ -19,8 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from citeaudit import duck
-from citeaudit.metrics.definitions import METRICS
-from citeaudit.metrics.units import GROUP_KEYS, UNIT_SCHEMA, Units
+from citeaudit.metrics.units import GROUP_KEYS, UNIT_SCHEMA, Units, sorted_units
 
 FRAME_COLUMNS = ["metric", "engine", "domain", "risk_band", "query_id", "inclusion_prob", "y"]
 
@@ -54,17 +53,8 @@ class FrameUnits:
 def counts_and_units(con: duckdb.DuckDBPyConnection, names: set[str]
                      ) -> tuple[list[dict[str, Any]], dict[str, list[str]], FrameUnits]:
     """(counts rows, {metric: missing inputs}, resolved units) of the registered views."""
-    parts, missing = [], {}
-    for m in METRICS:
-        absent = [t for t in m.inputs if t not in names]
-        if absent:
-            missing[m.name] = absent
-            continue
-        if m.kind == "f1":
-            continue
-        units = con.sql(duck.sql_text(m.sql)).select(", ".join(UNIT_SCHEMA.names))
-        order = ", ".join([c for c in UNIT_SCHEMA.names if c != "unit_id"] + ["unit_id"])
-        parts.append(units.order(order).to_arrow_table().cast(UNIT_SCHEMA))
+    relations, missing = sorted_units(con, names)
+    parts = [units.to_arrow_table().cast(UNIT_SCHEMA) for units in relations]
     units = pa.concat_tables(parts) if parts else UNIT_SCHEMA.empty_table()
     con.register("metric_units", units)
     try:
