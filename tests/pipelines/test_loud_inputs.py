@@ -267,3 +267,22 @@ def test_ui_partitions_start_at_the_datas_first_date(tmp_path):
     default = subprocess.run([sys.executable, "-c", probe], env=env, cwd=PROJECT,
                              capture_output=True, text=True, check=True).stdout.split()
     assert default[0] == "2020-01-01" and int(default[1]) > int(out[1])
+
+
+def test_in_process_runs_start_the_partitions_at_the_datas_first_date(tmp_path):
+    """`citeaudit run`, `backfill` and `status` in this process do as `citeaudit ui`: the
+    daily partitions start at the raw folder's first date (fewer keys for Dagster to walk on
+    every step); for Celery the workers' definitions decide, so nothing is set."""
+    raw = tmp_path / "raw"
+    (raw / "warc" / "2026-10-31").mkdir(parents=True)
+    (raw / "answers" / "2026-11-01").mkdir(parents=True)
+    probe = ("import sys; from pathlib import Path; from citeaudit import ops_cli; "
+             "ops_cli._date_partitions_from(Path(sys.argv[1]), sys.argv[2]); "
+             "from pipelines.partitions import observation_date as d; "
+             "print(d.get_partition_keys()[0])")
+    env = {k: v for k, v in os.environ.items() if k != "CITEAUDIT_RAW"}
+    first = {executor: subprocess.run(
+        [sys.executable, "-c", probe, str(raw), executor], env=env, cwd=PROJECT,
+        capture_output=True, text=True, check=True).stdout.strip()
+        for executor in ("in_process", "celery")}
+    assert first == {"in_process": "2026-10-31", "celery": "2020-01-01"}
