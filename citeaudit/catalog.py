@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from citeaudit import duck, parquet_io, storage
+from citeaudit import duck, parquet_io, project_file, storage
 
 CATALOG_FILE = "catalog.duckdb"
-TABLES_DOC = Path(__file__).resolve().parents[1] / "docs" / "tables.md"
+# The data dictionary: docs/tables.md of the checkout, or the copy the wheel carries.
+TABLES_DOC = project_file("citeaudit.docs", "docs", "tables.md")
 COMMON = "Common columns"
 
 
@@ -39,10 +40,10 @@ def _cells(line: str) -> list[str]:
 @cache
 def dictionary(path: Path = TABLES_DOC) -> dict[str, TableDoc]:
     """The data dictionary parsed from ``docs/tables.md``: one entry per ``## table`` section
-    (``Common columns`` included, with empty types); empty when the file is not there (an
-    installed package without the docs: views simply carry no comments)."""
+    (``Common columns`` included, with empty types). The file ships with the package, so a
+    missing one is an error, not a catalog without comments."""
     if not Path(path).is_file():
-        return {}
+        raise FileNotFoundError(f"no data dictionary {path} (docs/tables.md)")
     tables: dict[str, TableDoc] = {}
     current: TableDoc | None = None
     prose: list[str] = []

@@ -1,8 +1,10 @@
 """DuckDB helpers: offline connections and the project's SQL files.
 
 Every SQL statement the pipeline runs lives in ``sql/<stage>/<verb_object>.sql`` (one statement,
-header comment first). Values are bound as DuckDB parameters (``$name``), never formatted into
-the text, so a file can be read, linted and run by hand exactly as the pipeline runs it.
+header comment first); an installed wheel carries the folder as ``citeaudit/sql``
+(:func:`citeaudit.project_file`). Values are bound as DuckDB parameters (``$name``), never
+formatted into the text, so a file can be read, linted and run by hand exactly as the pipeline
+runs it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from citeaudit import storage
-
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+from citeaudit import project_file, storage
 
 # No network here or in production batch runs: never try to download an extension.
 OFFLINE_CONFIG = {
@@ -41,8 +41,9 @@ def connect(
 
 @cache
 def sql_text(name: str) -> str:
-    """The text of ``sql/<name>.sql`` (e.g. ``citations/check_claims``)."""
-    path = SQL_DIR / f"{name}.sql"
+    """The text of ``sql/<name>.sql`` (e.g. ``citations/check_claims``), from the checkout or
+    the installed package."""
+    path = project_file("citeaudit.sql", "sql", f"{name}.sql")
     if not path.is_file():
         raise FileNotFoundError(f"no SQL file {path}")
     return path.read_text(encoding="utf-8")

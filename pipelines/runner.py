@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import dagster as dg
 
-from citeaudit import layout, storage
+from citeaudit import layout, project_file, storage
 from citeaudit.layout import codebook_versions
 from pipelines.definitions import build_defs
 from pipelines.inputs import codebook_digests
@@ -35,7 +35,9 @@ from pipelines.jobs import (
 from pipelines.partitions import codebook, judged_key, judged_partition
 from pipelines.resources import PathsResource
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# The project's Dagster instance file: dagster.yaml of the checkout, or pipelines/dagster.yaml
+# in an installed wheel (setup.py copies it there).
+INSTANCE_FILE = project_file("pipelines", "", "dagster.yaml")
 
 
 class Step(NamedTuple):
@@ -63,7 +65,7 @@ def ensure_dagster_home(derived: Path | None = None) -> Path:
     os.environ["DAGSTER_HOME"] = str(home)
     config = home / "dagster.yaml"
     if not config.exists():
-        shutil.copyfile(PROJECT_ROOT / "dagster.yaml", config)
+        shutil.copyfile(INSTANCE_FILE, config)
     return home
 
 
