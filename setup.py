@@ -5,7 +5,7 @@ Everything else (metadata, dependencies, package data) is in ``pyproject.toml``.
 stay where the project keeps them, ``sql/<stage>/verb_object.sql`` at the top of the repository,
 and the wheel carries them as ``citeaudit/sql/``; the data dictionary ``docs/tables.md`` ships as
 ``citeaudit/docs/tables.md`` and the project's Dagster instance file ``dagster.yaml`` as
-``pipelines/dagster.yaml``. The code finds all three through :mod:`citeaudit.resources`, from a
+``pipelines/dagster.yaml``. The code finds all three through :func:`citeaudit.project_file`, from a
 checkout and from an installed wheel alike. ``pyproject.toml`` can map a folder onto a package
 (``package-dir``) but then needs every package listed by hand; here the packages are still found
 on their own, so a new subpackage needs no edit of the build files.
