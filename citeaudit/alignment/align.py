@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from citeaudit import duck, storage
 from citeaudit.alignment.canonical import canonical_table, canonicalize
-from citeaudit.archive.replay import add_replay_column
+from citeaudit.archive.lookup import add_replay_column
 from citeaudit.codebook import Codebook
 
 MAX_HOPS = 5
@@ -175,7 +175,7 @@ def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
 
 def _load_captures(con: duckdb.DuckDBPyConnection, paths: list[str], codebook: Codebook
                    ) -> None:
-    from citeaudit.archive.schema import CAPTURE_SCHEMA
+    from citeaudit.archive.index import CAPTURE_SCHEMA
 
     if paths:
         con.read_parquet(paths, union_by_name=True).to_view("caps_raw")
