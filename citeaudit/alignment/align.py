@@ -1,7 +1,9 @@
 """Temporal alignment: every citation tied to the archived capture nearest its reference time.
 
-DESIGN §5 / seed 002 §4.2. The work is SQL (``sql/alignment/``) over Arrow tables in one
-DuckDB connection; Python only drives it and keys URLs (SURT keying is per distinct URL):
+The three-layer audit's L1 temporal alignment (docs/references.md#three-layer-audit; section
+"Temporal alignment" of docs/architecture.md). The work is SQL (``sql/alignment/``) over Arrow
+tables in one DuckDB connection; Python only drives it and keys URLs (SURT keying is per
+distinct URL):
 
 1. citation URLs are canonicalized (:mod:`citeaudit.alignment.canonical`), the reference time is
    ``retrieved_at`` else the answer's ``observed_at``, and the window comes from the codebook;

@@ -73,6 +73,7 @@ that will be tried again. ``too_large``: body cut at ``max_body_bytes`` (WARC-Tr
 
 RETRY_STATUSES = (429, 503)
 
+
 def canonical_url(url: str | None, strip: tuple[str, ...]) -> tuple[str | None, str | None]:
     """(canonical URL, SURT key) of a cited URL, or (None, None) when it is not fetchable.
 
