@@ -37,9 +37,7 @@ from citeaudit.archive.index import (
     register_cli,
     to_cdxj_lines,
 )
-from citeaudit.archive.index import (
-    post_query as post_queries,
-)
+from citeaudit.archive.index import post_query as post_queries
 
 DATE = "2024-05-06T07:08:09Z"
 READERS = ("warcio", "fastwarc", "auto")
