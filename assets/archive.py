@@ -10,11 +10,15 @@ import pyarrow.parquet as pq
 
 from assets._metadata import table_metadata
 from citeaudit import config, parquet_io, storage
-from citeaudit.archive import crawl
-from citeaudit.archive.index import index_paths
-from citeaudit.archive.schema import CAPTURES_TABLE_SCHEMA, with_origin
-from citeaudit.archive.stream import ROW_GROUP_ROWS, streamed_index
-from citeaudit.archive.warc_writer import fetched_files, file_origin, is_fetched_file
+from citeaudit.archive import capture as crawl
+from citeaudit.archive.capture import fetched_files, file_origin, is_fetched_file
+from citeaudit.archive.index import (
+    CAPTURES_TABLE_SCHEMA,
+    ROW_GROUP_ROWS,
+    index_paths,
+    streamed_index,
+    with_origin,
+)
 from citeaudit.layout import warc_files
 from pipelines.partitions import observation_date
 from pipelines.resources import PathsResource

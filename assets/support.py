@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 from assets._metadata import table_metadata
 from citeaudit import codebook, config, parquet_io, storage
-from citeaudit.archive.replay import add_replay_column
+from citeaudit.archive.lookup import add_replay_column
 from citeaudit.layout import codebook_versions
 from citeaudit.support import adjudication, agreement, evidence, judgments
 from pipelines.partitions import date_codebook, judged_partition

@@ -104,7 +104,7 @@ def run_ours(args: argparse.Namespace) -> None:
 
     import pyarrow as pa
 
-    from citeaudit.archive import crawl
+    from citeaudit.archive import capture as crawl
     from citeaudit.config import FetchSettings
 
     todo = urls(args.hosts, args.pages)

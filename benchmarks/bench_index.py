@@ -290,8 +290,7 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
             surt.surt(url)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     elif kind in ("index_file-warcio", "index_file-fastwarc", "index_file+cdxj"):
-        from citeaudit.archive.cdxj import to_cdxj_lines
-        from citeaudit.archive.index import index_file
+        from citeaudit.archive.index import index_file, to_cdxj_lines
 
         reader = "warcio" if kind == "index_file-warcio" else "fastwarc"
         t0, c0 = time.perf_counter(), time.process_time()
@@ -303,8 +302,7 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
             raise SystemExit(f"{kind}: reader {reader} not used ({used})")
     elif kind in ("stream-1proc", "stream-1proc-x3", "stream-parts-2workers",
                   "stream-single-2workers"):
-        from citeaudit.archive.schema import CAPTURE_SCHEMA
-        from citeaudit.archive.stream import ROW_GROUP_ROWS, streamed_index
+        from citeaudit.archive.index import CAPTURE_SCHEMA, ROW_GROUP_ROWS, streamed_index
         from citeaudit.parquet_io import write_batches
 
         if kind == "stream-parts-2workers":

@@ -51,14 +51,14 @@ LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
         ("backfill", "recompute every date × codebook asset of one codebook version"),
         ("status", "materialized / stale / failed / missing, per asset and partition"),
     )),
-    ("citeaudit.archive.cli", "register_cli", (
+    ("citeaudit.archive.index", "register_cli", (
         ("index-warc", "index WARC/ARC files into a capture table (parquet) or pywb CDXJ"),
     )),
-    ("citeaudit.archive.fetch_cli", "register_cli", (
+    ("citeaudit.archive.capture", "register_cli", (
         ("archive",
          "capture the pages a day's answers cite into WARC (politely, robots obeyed)"),
     )),
-    ("citeaudit.archive.replay", "register_cli", (
+    ("citeaudit.archive.lookup", "register_cli", (
         ("replay", "serve the project's WARCs in a local pywb, so replay links open"),
     )),
     ("citeaudit.source_risk.conformance.cli", "register_cli", (

@@ -3,7 +3,10 @@
 - one ``citeaudit/<stage>/`` package per stage, named as its ``assets/<stage>.py`` module and, when
   it has SQL, its ``sql/<stage>/`` folder;
 - no import circle between modules, counting imports inside functions too;
-- a stage imports foundations and earlier stages only, and a foundation imports no stage.
+- a stage imports foundations and earlier stages only, and a foundation imports no stage;
+- the archive is three rooms (``citeaudit/archive/index``, ``capture``, ``lookup``): code outside
+  a room imports only the names its ``__init__`` exports, and no archive module imports another
+  module's ``_private`` name.
 """
 
 from __future__ import annotations
@@ -23,6 +26,13 @@ CORE = ("codebook", "config", "duck", "parquet_io", "layout", "catalog", "stats"
 # The outer shell (command line, adapters of external data, the demo generator): may import
 # stages, but no stage may import it.
 SHELL = ("cli", "ops_cli", "imports", "demo_corpus")
+# The archive's rooms: reading WARC/ARC/WACZ into the capture index, capturing pages (live or
+# from web archives), asking public archives and replaying. Each exports its API in __all__.
+ARCHIVE = PROJECT / "citeaudit" / "archive"
+ROOMS = ("index", "capture", "lookup")
+# Checked for room imports: the library, the Dagster layer and the benchmarks (tests may open a
+# room's modules to test them from the inside).
+ROOM_CLIENTS = ("citeaudit", "assets", "pipelines", "benchmarks")
 
 
 def _module_name(path: Path) -> str:
@@ -133,3 +143,84 @@ def test_stages_import_foundations_and_earlier_stages_only() -> None:
             if part in CORE and target in STAGES:
                 wrong.append(f"{module} -> {dep} (a foundation importing a stage)")
     assert not wrong, "\n".join(wrong)
+
+
+def _exports(room: str) -> set[str]:
+    """The names ``citeaudit/archive/<room>/__init__.py`` lists in ``__all__``."""
+    tree = ast.parse((ARCHIVE / room / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def test_the_archive_has_three_rooms_with_exports() -> None:
+    for room in ROOMS:
+        init = ARCHIVE / room / "__init__.py"
+        assert init.is_file(), f"citeaudit/archive/{room}/ is missing"
+        exports = _exports(room)
+        assert exports, f"citeaudit/archive/{room}/__init__.py lists no __all__"
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        bound = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom)
+                 for a in n.names}
+        assert exports <= bound, f"{room}: __all__ names what it does not import: " \
+            f"{sorted(exports - bound)}"
+        assert ast.get_docstring(tree), f"{room}: say what the room does"
+    loose = sorted(p.name for p in ARCHIVE.glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"archive modules outside the rooms: {loose}"
+    folders = sorted(p.name for p in ARCHIVE.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert folders == sorted(ROOMS), f"citeaudit/archive/ holds {folders}, not the three rooms"
+
+
+def _room_of(path: Path) -> str | None:
+    rel = path.relative_to(PROJECT).parts
+    if rel[:2] == ("citeaudit", "archive") and len(rel) > 3:
+        return rel[2]
+    return None
+
+
+def test_nothing_outside_a_room_imports_its_insides() -> None:
+    exports = {room: _exports(room) for room in ROOMS}
+    wrong = []
+    for package in ROOM_CLIENTS:
+        for path in sorted((PROJECT / package).rglob("*.py")):
+            inside = _room_of(path)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                where = f"{path.relative_to(PROJECT)}:{getattr(node, 'lineno', 0)}"
+                if isinstance(node, ast.Import):
+                    modules = [(a.name, None) for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    modules = [(node.module, [a.name for a in node.names])]
+                else:
+                    continue
+                for module, names in modules:
+                    parts = module.split(".")
+                    if parts[:2] != ["citeaudit", "archive"]:
+                        continue
+                    if len(parts) == 2:
+                        if names and set(names) - set(ROOMS):
+                            wrong.append(f"{where}: from citeaudit.archive import {names}")
+                        continue
+                    room = parts[2]
+                    if room == inside:
+                        continue
+                    if len(parts) > 3 or room not in ROOMS:
+                        wrong.append(f"{where}: {module} (import from the room, not its modules)")
+                    elif names is None or set(names) - exports[room]:
+                        hidden = sorted(set(names or [module]) - exports[room])
+                        wrong.append(f"{where}: {module} does not export {hidden}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_archive_module_imports_a_private_name() -> None:
+    wrong = []
+    for path in sorted(ARCHIVE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (
+                    node.module or "").startswith("citeaudit")):
+                private = [a.name for a in node.names if a.name.startswith("_")
+                           and a.name != "__future__"]
+                if private:
+                    wrong.append(f"{path.relative_to(PROJECT)}:{node.lineno}: {private}")
+    assert not wrong, "private names imported across modules:\n" + "\n".join(wrong)

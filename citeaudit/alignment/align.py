@@ -1,7 +1,9 @@
 """Temporal alignment: every citation tied to the archived capture nearest its reference time.
 
-DESIGN §5 / seed 002 §4.2. The work is SQL (``sql/alignment/``) over Arrow tables in one
-DuckDB connection; Python only drives it and keys URLs (SURT keying is per distinct URL):
+The three-layer audit's L1 temporal alignment (docs/references.md#three-layer-audit; section
+"Temporal alignment" of docs/architecture.md). The work is SQL (``sql/alignment/``) over Arrow
+tables in one DuckDB connection; Python only drives it and keys URLs (SURT keying is per
+distinct URL):
 
 1. citation URLs are canonicalized (:mod:`citeaudit.alignment.canonical`), the reference time is
    ``retrieved_at`` else the answer's ``observed_at``, and the window comes from the codebook;
@@ -30,7 +32,7 @@ import pyarrow as pa
 
 from citeaudit import duck, storage
 from citeaudit.alignment.canonical import canonical_table, canonicalize
-from citeaudit.archive.replay import add_replay_column
+from citeaudit.archive.lookup import add_replay_column
 from citeaudit.codebook import Codebook
 
 MAX_HOPS = 5
@@ -175,7 +177,7 @@ def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:
 
 def _load_captures(con: duckdb.DuckDBPyConnection, paths: list[str], codebook: Codebook
                    ) -> None:
-    from citeaudit.archive.schema import CAPTURE_SCHEMA
+    from citeaudit.archive.index import CAPTURE_SCHEMA
 
     if paths:
         con.read_parquet(paths, union_by_name=True).to_view("caps_raw")

@@ -13,7 +13,8 @@ Two kinds of planted defect live here:
 * line-level (:func:`apply_line_defect`): exactly one per bad line, so the ``rejected_inputs``
   row it must produce is unambiguous.
 
-:func:`verify_citations` restates seed 001's rules independently of how defects were planted;
+:func:`verify_citations` restates the fail-closed verification rule
+(docs/references.md#fail-closed-verification) independently of how defects were planted;
 the generator derives ground truth from it and asserts it agrees with what was planted.
 """
 

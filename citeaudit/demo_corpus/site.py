@@ -63,7 +63,7 @@ def _last_date(raw: Path) -> str:
 
 
 def _cited_urls(raw: Path, date: str) -> list[str]:
-    from citeaudit.archive.crawl import canonical_url
+    from citeaudit.archive.capture import canonical_url
     from citeaudit.ingest.answers import answer_files, ingest_files
 
     result = ingest_files(answer_files(raw, date), raw)
@@ -76,9 +76,8 @@ def _served_pages(raw: Path) -> dict[str, dict]:
     """canonical URL -> newest readable response in the supplied WARCs (status, headers, body)."""
     from warcio.archiveiterator import ArchiveIterator
 
-    from citeaudit.archive.crawl import canonical_url
+    from citeaudit.archive.capture import canonical_url, is_fetched_file
     from citeaudit.archive.index import index_paths
-    from citeaudit.archive.warc_writer import is_fetched_file
 
     files = sorted(p for p in (raw / "warc").rglob("*.warc.gz") if not is_fetched_file(p))
     table = index_paths([(f, f.relative_to(raw).as_posix()) for f in files], workers=1)
@@ -228,7 +227,7 @@ def archive_live(raw: Path, progress: bool = False) -> dict[str, Any]:
     """Start the site, archive the last observation date through it, stop it; returns the
     fetch outcomes and records them in ``ground_truth.json`` under ``fetch``."""
     from citeaudit import config
-    from citeaudit.archive import crawl
+    from citeaudit.archive.capture import archive_date
     from citeaudit.ingest.answers import answer_files, ingest_files
 
     raw = Path(raw)
@@ -238,8 +237,8 @@ def archive_live(raw: Path, progress: bool = False) -> dict[str, Any]:
     date = plan["date"]
     ingested = ingest_files(answer_files(raw, date), raw)
     with DemoSite(raw, plan) as site:
-        result = crawl.archive_date(raw, date, ingested.citations, ingested.answers,
-                                    settings.with_via(site.origin))
+        result = archive_date(raw, date, ingested.citations, ingested.answers,
+                              settings.with_via(site.origin))
     log = result.log.to_pylist()
     outcomes = Counter(r["outcome"] for r in log)
     got = {kind: sorted({r["outcome"] for r in log if r["url"] == url and r["hop"] == 0

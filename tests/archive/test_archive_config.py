@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from citeaudit import config
-from citeaudit.archive.replay import add_replay_column
+from citeaudit.archive.lookup import add_replay_column
 
 
 def load(tmp_path: Path, text: str) -> config.Config:

@@ -23,7 +23,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from citeaudit import cli
-from citeaudit.archive.pywb import PywbMissing, PywbServer, build_collection, free_port
+from citeaudit.archive.lookup import PywbMissing, PywbServer, build_collection, free_port
 
 DAY = "2023-03-01"
 REF = dt.datetime(2023, 3, 1, tzinfo=dt.UTC)

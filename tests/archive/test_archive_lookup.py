@@ -14,11 +14,17 @@ import pyarrow as pa
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from citeaudit.archive import crawl
+from citeaudit.archive.capture import CrawlResult, archive_date, fetched_files, file_origin
 from citeaudit.archive.index import index_paths
-from citeaudit.archive.lookup import Candidate, choose, parse_index
-from citeaudit.archive.pywb import PywbMissing, PywbServer, build_collection, free_port
-from citeaudit.archive.warc_writer import fetched_files, file_origin
+from citeaudit.archive.lookup import (
+    Candidate,
+    PywbMissing,
+    PywbServer,
+    build_collection,
+    choose,
+    free_port,
+    parse_index,
+)
 from citeaudit.config import ArchiveSettings, FetchSettings
 from tests.archive.archive_fixtures import REF, WaybackStub, at, write_warc
 
@@ -47,15 +53,15 @@ def settings(**kw) -> FetchSettings:
                              "retry_backoff_seconds": 0.01, "max_retries": 1} | kw))
 
 
-def run(raw: Path, archives: tuple[ArchiveSettings, ...], urls=URLS) -> crawl.CrawlResult:
+def run(raw: Path, archives: tuple[ArchiveSettings, ...], urls=URLS) -> CrawlResult:
     cit = pa.table({"answer_id": ["a"] * len(urls), "url": urls,
                     "retrieved_at": pa.array([REF] * len(urls), TS)})
     ans = pa.table({"answer_id": ["a"], "observed_at": pa.array([REF], TS)})
-    return crawl.archive_date(raw, DAY, cit, ans, settings(), now=NOW, archives=archives,
+    return archive_date(raw, DAY, cit, ans, settings(), now=NOW, archives=archives,
                               live=False, sleep=lambda s: None)
 
 
-def by_url(result: crawl.CrawlResult) -> dict[str, list[dict]]:
+def by_url(result: CrawlResult) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for r in result.log.to_pylist():
         out.setdefault(r["cited_url"], []).append(r)

@@ -12,10 +12,8 @@ from pathlib import Path
 import pyarrow as pa
 from warcio.archiveiterator import ArchiveIterator
 
-from citeaudit.archive import crawl
-from citeaudit.archive.cdxj import to_cdxj_lines
-from citeaudit.archive.fetcher import http_get
-from citeaudit.archive.index import index_paths
+from citeaudit.archive.capture import CrawlResult, archive_date, http_get, read_logs
+from citeaudit.archive.index import index_paths, to_cdxj_lines
 from citeaudit.config import FetchSettings
 from tests.archive.fetch_site import BIG, FetchSite
 
@@ -40,12 +38,12 @@ def settings(site: FetchSite, **kw) -> FetchSettings:
     return FetchSettings(**(base | kw))
 
 
-def run(tmp_path: Path, site: FetchSite, urls: list[str], **kw) -> crawl.CrawlResult:
+def run(tmp_path: Path, site: FetchSite, urls: list[str], **kw) -> CrawlResult:
     cit, ans = tables(urls)
-    return crawl.archive_date(tmp_path, DAY, cit, ans, settings(site, **kw), now=T0)
+    return archive_date(tmp_path, DAY, cit, ans, settings(site, **kw), now=T0)
 
 
-def outcomes(result: crawl.CrawlResult, url: str) -> list[str]:
+def outcomes(result: CrawlResult, url: str) -> list[str]:
     return [r["outcome"] for r in result.log.to_pylist() if r["url"] == url]
 
 
@@ -224,19 +222,19 @@ def test_identical_payload_becomes_a_revisit_and_rerun_fetches_nothing(tmp_path)
         assert outcomes(first, "http://s.test/same") == ["fetched"]
         later = T0 + dt.timedelta(days=10)  # past current_after_days: fetched as current state
         cit, ans = tables(["http://s.test/same"])
-        second = crawl.archive_date(tmp_path, DAY, cit, ans, settings(site), now=later)
+        second = archive_date(tmp_path, DAY, cit, ans, settings(site), now=later)
         assert [(r["purpose"], r["outcome"], r["record_type"]) for r in second.log.to_pylist()
                 if r["purpose"] != "robots"] == [("current", "not_modified", "revisit")]
         before = len(site.log.requests)
         cit, ans = tables(["http://s.test/same", "http://s.test/page1"])
-        third = crawl.archive_date(tmp_path, DAY, cit, ans, settings(site), now=T0)
+        third = archive_date(tmp_path, DAY, cit, ans, settings(site), now=T0)
         assert len(site.log.requests) == before  # nothing requested again
         assert set(third.log.column("outcome").to_pylist()) == {"skipped_recent_capture"}
     revisits = [h for t, h, _ in records(tmp_path) if t == "revisit"]
     assert len(revisits) == 1
     assert revisits[0].get_header("WARC-Profile").endswith("identical-payload-digest")
     assert revisits[0].get_header("WARC-Refers-To-Target-URI") == "http://s.test/same"
-    assert len(list(crawl.read_logs(tmp_path, DAY).to_pylist())) >= 5
+    assert len(list(read_logs(tmp_path, DAY).to_pylist())) >= 5
 
 
 def test_files_roll_over_and_are_renamed_when_closed(tmp_path):

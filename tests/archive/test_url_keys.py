@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from warcio.archiveiterator import ArchiveIterator
 
-from citeaudit.archive.url_keys import _plain_urlkey, url_to_urlkey
+from citeaudit.archive.index import url_keys, url_to_urlkey
 
 EDGES = [
     "http://example.com", "http://example.com/", "https://Example.COM/A/B/", "http://example.com?",
@@ -31,7 +31,7 @@ EDGES = [
 
 
 def check(url: str) -> None:
-    fast = _plain_urlkey(url)
+    fast = url_keys._plain_urlkey(url)
     if fast is not None:
         assert fast == surt.surt(url), url
     assert url_to_urlkey(url) == surt.surt(url), url
@@ -40,9 +40,9 @@ def check(url: str) -> None:
 def test_edges():
     for url in EDGES:
         check(url)
-    assert _plain_urlkey("http://example.com/x?b=2&a=1") == "com,example)/x?a=1&b=2"
-    assert _plain_urlkey("http://127.0.0.1/") is None
-    assert _plain_urlkey("http://example.com/a//b") is None
+    assert url_keys._plain_urlkey("http://example.com/x?b=2&a=1") == "com,example)/x?a=1&b=2"
+    assert url_keys._plain_urlkey("http://127.0.0.1/") is None
+    assert url_keys._plain_urlkey("http://example.com/a//b") is None
 
 
 def test_every_corpora_target_uri(corpora):

@@ -14,9 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citeaudit.archive.cdxj import to_cdxj_lines
-from citeaudit.archive.index import index_file
-from citeaudit.archive.schema import CAPTURE_SCHEMA
+from citeaudit.archive.index import CAPTURE_SCHEMA, index_file, to_cdxj_lines
 
 # file: (rows, CDXJ lines, reader used by "auto", why)
 EXPECTED = {

@@ -21,9 +21,7 @@ import pytest
 from fastwarc.warc import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
-from citeaudit.archive.digests import _HashingReader, hash_payload
-from citeaudit.archive.fastwarc_reader import _warc_fields
-from citeaudit.archive.slots import _WANTED_HEADERS_BYTES, _member_starts_record
+from citeaudit.archive.index import digests, fastwarc_reader, slots
 
 
 def _fields_one_by_one(headers, version: bytes) -> tuple[int, dict[str, str]]:
@@ -32,7 +30,7 @@ def _fields_one_by_one(headers, version: bytes) -> tuple[int, dict[str, str]]:
     size = len(version) + 4
     for name, value in headers.items_bytes():
         size += len(name) + len(value) + 4
-        key = _WANTED_HEADERS_BYTES.get(name.lower())
+        key = slots.WANTED_HEADERS_BYTES.get(name.lower())
         if key is not None and key not in fields:
             try:
                 fields[key] = value.decode("utf-8")
@@ -77,14 +75,15 @@ def test_header_fields_equal_header_by_header(corpora: Path, tmp_path: Path) -> 
                 for record in ArchiveIterator(fh, parse_http=False):
                     headers = record.headers
                     version = headers.status_line_bytes or b""
-                    assert _warc_fields(headers, version) == _fields_one_by_one(
+                    assert fastwarc_reader._warc_fields(headers, version) == _fields_one_by_one(
                         headers, version), (path, record.stream_pos)
                     seen += 1
                     non_ascii += not str(headers).isascii()
             except OSError:  # FastWARC gives up on damaged files: what it read was compared
                 pass
     assert seen > 500 and non_ascii >= 1
-    odd = {f["uri"]: f for f in (_warc_fields(r.headers, r.headers.status_line_bytes)[1]
+    fields = fastwarc_reader._warc_fields
+    odd = {f["uri"]: f for f in (fields(r.headers, r.headers.status_line_bytes)[1]
                                  for r in ArchiveIterator(str(files[-1]), parse_http=False))}
     assert odd["http://site.test/c"]["type"] == "resource"
     assert "http://exämple.test/ü" in odd
@@ -98,10 +97,10 @@ def test_hash_payload_equals_the_hashing_reader(seed: int) -> None:
     head, rest = payload[:cut], payload[cut:]
 
     fast = [hashlib.sha256(), hashlib.sha1()]
-    size = hash_payload(head, io.BytesIO(rest), fast)
+    size = digests.hash_payload(head, io.BytesIO(rest), fast)
 
     slow = [hashlib.sha256(), hashlib.sha1()]
-    reader = _HashingReader(head, io.BytesIO(rest), [h.update for h in slow], None)
+    reader = digests.HashingReader(head, io.BytesIO(rest), [h.update for h in slow], None)
     reader.drain()
     assert size == reader.size == len(payload)
     assert [h.digest() for h in fast] == [h.digest() for h in slow]
@@ -123,7 +122,7 @@ def test_gzip_member_check_with_and_without_optional_header_fields(tmp_path: Pat
     fd = os.open(path, os.O_RDONLY)
     try:
         starts = [sum(map(len, blobs[:i])) for i in range(len(blobs))]
-        got = [_member_starts_record(fd, start) for start in starts]
+        got = [slots.member_starts_record(fd, start) for start in starts]
     finally:
         os.close(fd)
     assert got == [True, True, False, False, False]

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from citeaudit.archive.cdxj import to_cdxj_lines
-from citeaudit.archive.index import index_file
+from citeaudit.archive.index import index_file, to_cdxj_lines
 
 FIELDS = ("urlkey", "timestamp", "status", "digest", "offset", "length", "mime")
 

@@ -26,14 +26,18 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from citeaudit.archive.cdxj import to_cdxj_lines
-from citeaudit.archive.cli import register_cli
-from citeaudit.archive.dates import parse_warc_date
-from citeaudit.archive.digests import decode_digest
-from citeaudit.archive.http_head import parse_header_block_with_warcio, parse_simple_header_block
-from citeaudit.archive.index import index_file, index_paths, iter_index_paths
-from citeaudit.archive.post_query import post_query
-from citeaudit.archive.schema import CAPTURE_SCHEMA
+from citeaudit.archive.index import (
+    CAPTURE_SCHEMA,
+    dates,
+    digests,
+    http_head,
+    index_file,
+    index_paths,
+    iter_index_paths,
+    register_cli,
+    to_cdxj_lines,
+)
+from citeaudit.archive.index import post_query as post_queries
 
 DATE = "2024-05-06T07:08:09Z"
 READERS = ("warcio", "fastwarc", "auto")
@@ -373,19 +377,22 @@ def test_post_request_body_goes_into_urlkey(tmp_path):
 def test_post_query_matches_cdxj_indexer(mime, body):
     postquery = pytest.importorskip("cdxj_indexer.postquery")
     theirs = postquery.query_extract(mime, len(body), io.BytesIO(body), "http://x/")
-    assert post_query(mime, body) == theirs
+    assert post_queries.post_query(mime, body) == theirs
 
 
 def test_post_query_forms():
-    assert post_query("application/x-www-form-urlencoded", b"a=1+2&b=%5B%5D") == "a=1 2&b=[]"
-    assert post_query("application/json", b'{"a": {"b": [1, true]}}') == "b=1&b.2_=True"
-    assert post_query("application/json", b"not json") == ""
-    assert post_query("text/plain", b"not json") == "__wb_post_data=bm90IGpzb24="
+    form = b"a=1+2&b=%5B%5D"
+    assert post_queries.post_query("application/x-www-form-urlencoded", form) == "a=1 2&b=[]"
+    assert post_queries.post_query("application/json", b'{"a": {"b": [1, true]}}') \
+        == "b=1&b.2_=True"
+    assert post_queries.post_query("application/json", b"not json") == ""
+    assert post_queries.post_query("text/plain", b"not json") == "__wb_post_data=bm90IGpzb24="
     multipart = (b"--XX\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nv 1\r\n"
                  b"--XX\r\nContent-Disposition: form-data; name=\"up\"; filename=\"a.bin\"\r\n"
                  b"Content-Type: application/octet-stream\r\n\r\n\x00\xff\r\n--XX--\r\n")
-    assert post_query("multipart/form-data; boundary=XX", multipart) == "f=v+1&up=%00%FF"
-    assert len(post_query("application/octet-stream", b"z" * 10000)) == 4096
+    assert post_queries.post_query("multipart/form-data; boundary=XX", multipart) \
+        == "f=v+1&up=%00%FF"
+    assert len(post_queries.post_query("application/octet-stream", b"z" * 10000)) == 4096
 
 
 def test_odd_target_uris_are_cleaned(tmp_path):
@@ -419,7 +426,7 @@ def test_odd_target_uris_are_cleaned(tmp_path):
     ],
 )
 def test_parse_warc_date(raw, expected):
-    parsed = parse_warc_date(raw)
+    parsed = dates.parse_warc_date(raw)
     assert (parsed.strftime("%Y%m%d%H%M%S") if parsed else None) == expected
 
 
@@ -435,9 +442,9 @@ def test_invalid_warc_date_is_reported(tmp_path):
 
 
 def test_decode_digest():
-    assert decode_digest("sha1:B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A")[0] == "sha1"
-    assert decode_digest("no-colon") == (None, None)
-    assert decode_digest("sha1:AAAA") == ("sha1", None)
+    assert digests.decode_digest("sha1:B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A")[0] == "sha1"
+    assert digests.decode_digest("no-colon") == (None, None)
+    assert digests.decode_digest("sha1:AAAA") == ("sha1", None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,15 +460,15 @@ _line = st.builds(lambda first, rest: first + rest, _visible, _text)
 @given(st.lists(_line, min_size=1, max_size=12))
 def test_simple_header_parse_equals_warcio(lines):
     raw = ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
-    assert parse_simple_header_block(raw) == parse_header_block_with_warcio(raw)
+    assert http_head.parse_simple_header_block(raw) == http_head.parse_header_block_with_warcio(raw)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200))
 def test_simple_header_parse_never_disagrees(raw):
-    fast = parse_simple_header_block(raw)
+    fast = http_head.parse_simple_header_block(raw)
     if fast is not None:
-        assert fast == parse_header_block_with_warcio(raw)
+        assert fast == http_head.parse_header_block_with_warcio(raw)
 
 
 # ---------------------------------------------------------------------------------------------

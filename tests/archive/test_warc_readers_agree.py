@@ -1,7 +1,7 @@
 """FastWARC and warcio give identical capture rows on every archive in ../shared/corpora/warc/.
 
 FastWARC is only used where its framing checks prove its offsets and lengths are warcio's
-(see ``citeaudit.archive.readers.fastwarc_slots``). On the files listed in FASTWARC_REFUSES it
+(see ``citeaudit.archive.index.readers.fastwarc_slots``). On the files listed in FASTWARC_REFUSES it
 refuses, for the reason given, and "auto" falls back to warcio; on every other file the two
 readers must agree on every column of every row, with and without ``all_records``.
 """

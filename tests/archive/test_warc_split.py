@@ -23,10 +23,9 @@ from fastwarc.warc import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from citeaudit.archive import index
-from citeaudit.archive import ranges as split_ranges
-from citeaudit.archive.index import index_file, index_paths, iter_index_paths
-from citeaudit.archive.readers import FastwarcRefused, fastwarc_slots, gzip_record_cuts
+from citeaudit.archive.index import files as index
+from citeaudit.archive.index import index_file, index_paths, iter_index_paths, readers
+from citeaudit.archive.index import ranges as split_ranges
 from citeaudit.demo_corpus import generate
 
 WORKER_COUNTS = (2, 3, 7)
@@ -119,13 +118,13 @@ def _check_split_equals_unsplit(files, caplog) -> None:
 def test_demo_warcs_split_rows_identical(demo_warcs, caplog):
     # the demo crawl writes each response followed by its request (WARC-Concurrent-To), has
     # revisits, a short record (FastWARC refuses that file) and a WARC-Truncated record
-    plans = {name: split_ranges._plan_split(str(p), 3, 1) for p, name in demo_warcs}
+    plans = {name: split_ranges.plan_split(str(p), 3, 1) for p, name in demo_warcs}
     assert sum(plan is not None and len(plan) == 3 for plan in plans.values()) >= 2
     _check_split_equals_unsplit(demo_warcs, caplog)
 
 
 def test_corpus_warcs_split_rows_identical(corpus_warcs, caplog):
-    split = [name for p, name in corpus_warcs if split_ranges._plan_split(str(p), 7, 1)]
+    split = [name for p, name in corpus_warcs if split_ranges.plan_split(str(p), 7, 1)]
     assert {"pywb/warcs/iana.warc.gz", "warcio/post-test.warc.gz"} <= set(split)
     _check_split_equals_unsplit(corpus_warcs, caplog)
 
@@ -135,7 +134,7 @@ def test_every_planned_split_is_accepted_and_identical(demo_warcs, corpus_warcs)
     for path, name in demo_warcs + corpus_warcs:
         unsplit = index_file(path, name=name)
         for parts in WORKER_COUNTS:
-            ranges = split_ranges._plan_split(str(path), parts, 1)
+            ranges = split_ranges.plan_split(str(path), parts, 1)
             if ranges is None:
                 continue
             assert ranges[0][0] == 0 and ranges[-1][1] == path.stat().st_size
@@ -252,7 +251,7 @@ def test_post_exchanges_split_anywhere_keep_their_keys(tmp_path, request_first):
     keys = expected.column("urlkey").to_pylist()
     assert len(keys) == 40 and all("__wb_method=post&name=item" in key for key in keys)
     for workers in WORKER_COUNTS:
-        ranges = split_ranges._plan_split(str(path), workers, 1)
+        ranges = split_ranges.plan_split(str(path), workers, 1)
         assert ranges is not None and len(ranges) == workers
         for a, _b in ranges[1:]:  # every cut starts an exchange, never splits one
             with open(path, "rb") as fh:
@@ -266,7 +265,7 @@ def test_post_exchanges_split_anywhere_keep_their_keys(tmp_path, request_first):
 
 def test_whole_file_gzip_is_not_split(tmp_path, corpus_warcs):
     (bad,) = [p for p, name in corpus_warcs if name == "warcio/example-bad-non-chunked.warc.gz"]
-    assert split_ranges._plan_split(str(bad), 2, 1) is None
+    assert split_ranges.plan_split(str(bad), 2, 1) is None
     before = index_file(bad, name="bad").replace_schema_metadata(None)
     assert "whole_file_gzip" in (before.column("error")[0].as_py() or "")
     for workers in WORKER_COUNTS:
@@ -278,8 +277,8 @@ def test_generated_whole_file_gzip_is_not_split(tmp_path):
     records = gzip.decompress(plain.read_bytes())
     whole = tmp_path / "whole.warc.gz"
     whole.write_bytes(gzip.compress(records, mtime=0))  # one member for all records
-    assert split_ranges._plan_split(str(whole), 3, 1) is None
-    assert gzip_record_cuts(whole, [whole.stat().st_size // 2]) == []
+    assert split_ranges.plan_split(str(whole), 3, 1) is None
+    assert readers.gzip_record_cuts(whole, [whole.stat().st_size // 2]) == []
     expected = index_file(whole, name="w").replace_schema_metadata(None)
     assert set(expected.column("error").to_pylist()) == {"whole_file_gzip"}
     assert index_paths([(whole, "w")], workers=3, split_min_bytes=1).equals(expected)
@@ -287,18 +286,18 @@ def test_generated_whole_file_gzip_is_not_split(tmp_path):
 
 def test_what_is_not_split(tmp_path):
     path = _exchange_warc(tmp_path / "small.warc.gz", 10)
-    assert split_ranges._plan_split(str(path), 2, path.stat().st_size) is None  # not larger
-    assert split_ranges._plan_split(str(path), 2, None) is None
-    assert split_ranges._plan_split(str(path), 1, 1) is None  # one worker
+    assert split_ranges.plan_split(str(path), 2, path.stat().st_size) is None  # not larger
+    assert split_ranges.plan_split(str(path), 2, None) is None
+    assert split_ranges.plan_split(str(path), 1, 1) is None  # one worker
     renamed = tmp_path / "small.warc.gzip"
     renamed.write_bytes(path.read_bytes())
-    assert split_ranges._plan_split(str(renamed), 2, 1) is None  # not a .warc.gz name
+    assert split_ranges.plan_split(str(renamed), 2, 1) is None  # not a .warc.gz name
     plain = tmp_path / "plain.warc.gz"  # named .gz but not compressed
     plain.write_bytes(gzip.decompress(path.read_bytes()))
-    assert split_ranges._plan_split(str(plain), 2, 1) is None
-    assert split_ranges._plan_split(str(tmp_path / "missing.warc.gz"), 2, 1) is None
+    assert split_ranges.plan_split(str(plain), 2, 1) is None
+    assert split_ranges.plan_split(str(tmp_path / "missing.warc.gz"), 2, 1) is None
     # the default threshold leaves small files alone: the pool sees one whole-file task
-    assert split_ranges._plan_split(str(path), 2, index.SPLIT_MIN_BYTES) is None
+    assert split_ranges.plan_split(str(path), 2, index.SPLIT_MIN_BYTES) is None
 
 
 def test_fastwarc_range_must_start_and_end_on_records(tmp_path):
@@ -308,7 +307,7 @@ def test_fastwarc_range_must_start_and_end_on_records(tmp_path):
 
     def offsets_read(start, end):
         slots = []
-        for slot in fastwarc_slots(path, gz=True, start=start, end=end):
+        for slot in readers.fastwarc_slots(path, gz=True, start=start, end=end):
             slot.block.read(1 << 20)
             slots.append(slot)
         return [(s.offset, s.length) for s in slots]
@@ -317,9 +316,9 @@ def test_fastwarc_range_must_start_and_end_on_records(tmp_path):
     assert [o for o, _ in middle] == offsets[2:5]
     assert middle[-1][0] + middle[-1][1] == offsets[5]
     assert offsets_read(offsets[5], size)[-1][0] == offsets[-1]
-    with pytest.raises(FastwarcRefused):
+    with pytest.raises(readers.FastwarcRefused):
         offsets_read(offsets[2] + 1, offsets[5])
-    with pytest.raises(FastwarcRefused):
+    with pytest.raises(readers.FastwarcRefused):
         offsets_read(offsets[2], offsets[5] + 1)
 
 
@@ -328,7 +327,7 @@ def test_fastwarc_range_must_start_and_end_on_records(tmp_path):
 # monkeypatched before the pool forks its workers, they replace the real one there too)
 # ---------------------------------------------------------------------------------------------
 
-_REAL_RANGE_JOB = index._index_range_job
+_REAL_RANGE_JOB = index.index_range_job
 
 
 def _refuse_last_range(args):
@@ -346,7 +345,7 @@ def test_a_refused_range_means_the_file_is_indexed_whole(tmp_path, monkeypatch, 
     path = _exchange_warc(tmp_path / "f.warc.gz", 30, request_first=False)
     other = _exchange_warc(tmp_path / "g.warc.gz", 5)
     expected = index_paths([(path, "f"), (other, "g")], workers=1)
-    monkeypatch.setattr(index, "_index_range_job", _refuse_last_range)
+    monkeypatch.setattr(index, "index_range_job", _refuse_last_range)
     with caplog.at_level(logging.INFO, logger=LOGGER):
         table = index_paths([(path, "f"), (other, "g")], workers=3, split_min_bytes=1)
     assert table.equals(expected)
@@ -361,7 +360,7 @@ def test_a_pair_across_a_cut_means_the_file_is_indexed_whole(tmp_path, monkeypat
     offsets = _record_offsets(path)  # warcinfo at 0, then request, response, request, ...
     size = path.stat().st_size
     bad_cut = offsets[1]  # between the first request and its response
-    monkeypatch.setattr(index, "_plan_split", lambda *a: [(0, bad_cut), (bad_cut, size)])
+    monkeypatch.setattr(index, "plan_split", lambda *a: [(0, bad_cut), (bad_cut, size)])
     with caplog.at_level(logging.INFO, logger=LOGGER):
         table = index_paths([(path, "f")], workers=2, split_min_bytes=1)
     assert table.equals(expected)
@@ -372,7 +371,7 @@ def test_a_dead_worker_falls_back_to_warcio(tmp_path, monkeypatch, caplog):
     path = _exchange_warc(tmp_path / "f.warc.gz", 20)
     other = _exchange_warc(tmp_path / "g.warc.gz", 3)
     expected = index_file(path, name="f", reader="warcio").replace_schema_metadata(None)
-    monkeypatch.setattr(index, "_index_range_job", _die)
+    monkeypatch.setattr(index, "index_range_job", _die)
     with caplog.at_level(logging.INFO, logger=LOGGER):
         streamed = dict(
             iter_index_paths([(path, "f"), (other, "g")], workers=2, split_min_bytes=1)

@@ -18,11 +18,17 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from citeaudit.archive import records, stream
-from citeaudit.archive.index import index_file, index_file_into, index_paths
-from citeaudit.archive.records import BATCH_ROWS
-from citeaudit.archive.schema import CAPTURE_SCHEMA, CAPTURES_TABLE_SCHEMA, with_origin
-from citeaudit.archive.stream import streamed_index
+from citeaudit.archive.index import (
+    CAPTURE_SCHEMA,
+    CAPTURES_TABLE_SCHEMA,
+    index_file,
+    index_file_into,
+    index_paths,
+    records,
+    stream,
+    streamed_index,
+    with_origin,
+)
 from citeaudit.parquet_io import write_batches
 
 
@@ -96,12 +102,12 @@ def test_streamed_index_equals_whole_table_index_on_the_corpora(corpora, tmp_pat
 
 
 def test_indexer_hands_out_bounded_batches(tmp_path):
-    path = write_pages(tmp_path / "big.warc.gz", 3 * BATCH_ROWS + 5)
+    path = write_pages(tmp_path / "big.warc.gz", 3 * records.BATCH_ROWS + 5)
     sink = ListSink()
     index_file_into(path, name="big", sink=sink)
     sizes = [b.num_rows for b in sink.batches]
-    assert sum(sizes) == 3 * BATCH_ROWS + 5
-    assert max(sizes) <= BATCH_ROWS and len(sizes) == 4
+    assert sum(sizes) == 3 * records.BATCH_ROWS + 5
+    assert max(sizes) <= records.BATCH_ROWS and len(sizes) == 4
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -163,7 +169,7 @@ def test_sorted_runs_are_merged_in_by_file_and_names_must_be_unique(tmp_path):
 
 def test_a_file_refused_after_rows_were_written_is_rewritten_from_warcio(tmp_path):
     """FastWARC gives up at the end, after whole batches went to the part: none survive."""
-    path = write_pages(tmp_path / "tail.warc.gz", BATCH_ROWS + 100)
+    path = write_pages(tmp_path / "tail.warc.gz", records.BATCH_ROWS + 100)
     with open(path, "ab") as fh:
         fh.write(gzip.compress(b"this is not a WARC record\r\n" * 20))
     expected = index_file(path, name="tail")
@@ -175,14 +181,14 @@ def test_a_file_refused_after_rows_were_written_is_rewritten_from_warcio(tmp_pat
     with streamed_index([(path, "tail")], workers=1) as (batches, _):
         write_batches(batches, CAPTURE_SCHEMA, out, row_group_rows=500)
     table = pq.read_table(out)
-    assert table.num_rows > BATCH_ROWS + 100  # the pages and rows for the junk
+    assert table.num_rows > records.BATCH_ROWS + 100  # the pages and rows for the junk
     assert table.equals(expected.replace_schema_metadata(None))
 
 
 def test_cli_parquet_is_the_streamed_index(corpora, tmp_path, capsys):
     import argparse
 
-    from citeaudit.archive.cli import register_cli
+    from citeaudit.archive.index import register_cli
 
     def cli(argv: list[str]) -> int:
         parser = argparse.ArgumentParser(prog="citeaudit")

@@ -12,17 +12,17 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from citeaudit.archive.slots import (
-    _WANTED_HEADERS,
-    _WANTED_HEADERS_BYTES,
+from citeaudit.archive.index.slots import (
     BLOCK_SIZE,
     MAX_BLANK_SLACK,
     MAX_LINE,
+    WANTED_HEADERS,
+    WANTED_HEADERS_BYTES,
     WARC_VERSIONS,
     FastwarcRefused,
     Slot,
-    _member_starts_record,
-    _short_reason,
+    member_starts_record,
+    short_reason,
 )
 
 
@@ -101,7 +101,7 @@ def fastwarc_slots(
         try:
             records = iter(ArchiveIterator(fh, parse_http=False))
         except Exception as exc:
-            raise FastwarcRefused(_short_reason(exc)) from exc
+            raise FastwarcRefused(short_reason(exc)) from exc
         prev: Slot | None = None
         prev_end = 0  # uncompressed: offset just after prev's content
         prev_size = 0  # gzip: expected ISIZE of prev's member
@@ -111,7 +111,7 @@ def fastwarc_slots(
             except StopIteration:
                 break
             except Exception as exc:
-                raise FastwarcRefused(_short_reason(exc)) from exc
+                raise FastwarcRefused(short_reason(exc)) from exc
             pos = rec.stream_pos
             if prev is None:
                 if pos != start:
@@ -156,7 +156,7 @@ def fastwarc_slots(
 
 def _warc_fields(headers: Any, version: bytes) -> tuple[int, dict[str, str]]:
     """The header block's size as ``version CRLF (name ": " value CRLF)* CRLF`` and the
-    wanted fields (:data:`_WANTED_HEADERS` keys; the first of repeated names wins).
+    wanted fields (:data:`WANTED_HEADERS` keys; the first of repeated names wins).
 
     An ASCII block is read from FastWARC's own rendering of it, which is that spelling (one
     call instead of one per header); anything else (non-ASCII bytes, a value holding a line
@@ -168,7 +168,7 @@ def _warc_fields(headers: Any, version: bytes) -> tuple[int, dict[str, str]]:
         fields: dict[str, str] = {}
         for line in lines[1:-2]:
             name, _, value = line.partition(": ")
-            key = _WANTED_HEADERS.get(name.lower())
+            key = WANTED_HEADERS.get(name.lower())
             if key is not None and key not in fields:
                 fields[key] = value
         return len(text), fields
@@ -176,7 +176,7 @@ def _warc_fields(headers: Any, version: bytes) -> tuple[int, dict[str, str]]:
     header_size = len(version) + 4
     for raw_name, raw_value in headers.items_bytes():
         header_size += len(raw_name) + len(raw_value) + 4
-        key = _WANTED_HEADERS_BYTES.get(raw_name.lower())
+        key = WANTED_HEADERS_BYTES.get(raw_name.lower())
         if key is not None and key not in fields:
             try:
                 fields[key] = raw_value.decode("utf-8")
@@ -198,7 +198,7 @@ def _fastwarc_close(slot: Slot, next_pos: int, fd: int, gz: bool, end: int, isiz
             f"record offsets do not increase at {slot.offset} (whole-file gzip?)"
         )
     if gz:
-        if not _member_starts_record(fd, slot.offset):
+        if not member_starts_record(fd, slot.offset):
             raise FastwarcRefused(f"no gzip member starting with a record at {slot.offset}")
         trailer = os.pread(fd, 4, next_pos - 4)
         extra = (int.from_bytes(trailer, "little") - isize) & 0xFFFFFFFF

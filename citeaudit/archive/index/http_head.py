@@ -12,7 +12,7 @@ import io
 import re
 from typing import Any
 
-from citeaudit.archive.slots import BLOCK_SIZE
+from citeaudit.archive.index.slots import BLOCK_SIZE
 
 MAX_HTTP_HEADER_BYTES = 1 << 20
 """Longer HTTP header blocks are reported as unreadable instead of being held in memory."""
@@ -21,7 +21,7 @@ MAX_HTTP_HEADER_BYTES = 1 << 20
 _RE_MIME_SPLIT = re.compile(r"[;\s]")
 
 
-class _HeadersTooLong(ValueError):
+class HeadersTooLong(ValueError):
     pass
 
 
@@ -115,7 +115,7 @@ def parse_header_block_with_warcio(raw: bytes) -> HttpHead | None:
     return HttpHead(parsed.protocol, parsed.statusline, parsed.headers)
 
 
-def _parse_http_headers(block: Any) -> tuple[HttpHead | None, bytes, bytes]:
+def parse_http_headers(block: Any) -> tuple[HttpHead | None, bytes, bytes]:
     """Parse the HTTP status line and headers at the start of ``block`` as warcio does.
 
     Returns ``(HttpHead or None, raw header bytes, payload bytes already read)``; None for
@@ -149,19 +149,19 @@ def _parse_http_headers(block: Any) -> tuple[HttpHead | None, bytes, bytes]:
             break
         buf += more
         if len(buf) > MAX_HTTP_HEADER_BYTES:
-            raise _HeadersTooLong("HTTP headers longer than 1 MiB")
+            raise HeadersTooLong("HTTP headers longer than 1 MiB")
     http = HttpHead(parsed.protocol, parsed.statusline, parsed.headers)
     return http, buf[:used], buf[used:]
 
 
-def _mime_of(value: str | None) -> str | None:
+def mime_of(value: str | None) -> str | None:
     """Content type without parameters, split the way cdxj-indexer splits it."""
     if value:
         return _RE_MIME_SPLIT.split(value, 1)[0].strip()
     return value
 
 
-def _status_code(http: Any) -> int | None:
+def status_code_of(http: Any) -> int | None:
     code = http.statusline.split(" ", 1)[0]
     if code.isdigit() and len(code) <= 4:
         return int(code)

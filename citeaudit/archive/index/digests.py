@@ -15,8 +15,8 @@ import io
 import re
 from typing import Any
 
-from citeaudit.archive.post_query import POST_BODY_CAP
-from citeaudit.archive.slots import BLOCK_SIZE
+from citeaudit.archive.index.post_query import POST_BODY_CAP
+from citeaudit.archive.index.slots import BLOCK_SIZE
 
 _HASH_NAMES: dict[str, str | None] = {}
 
@@ -79,7 +79,7 @@ def decode_digest(value: str) -> tuple[str | None, bytes | None]:
     return name, raw if len(raw) == size else None
 
 
-class _HashingReader:
+class HashingReader:
     """Reads a payload (``head`` already read, then ``block``) and feeds every byte to hashers.
 
     Also counts the bytes and keeps the first ``POST_BODY_CAP`` of them in ``capture`` when
@@ -133,7 +133,7 @@ class _HashingReader:
 def hash_payload(head: bytes, block: Any, hashers: list[Any]) -> int:
     """Feed ``head`` and then the rest of ``block`` to every hasher; return the byte count.
 
-    What :class:`_HashingReader` does when nothing else reads the payload (no de-chunking,
+    What :class:`HashingReader` does when nothing else reads the payload (no de-chunking,
     no POST body to keep), without its per-read wrapper.
     """
     size = len(head)
@@ -148,7 +148,7 @@ def hash_payload(head: bytes, block: Any, hashers: list[Any]) -> int:
     return size
 
 
-def _hash_dechunked(raw: _HashingReader, hasher: Any) -> None:
+def hash_dechunked(raw: HashingReader, hasher: Any) -> None:
     """Hash the body with its chunked framing removed (warcio's ChunkedDataReader)."""
     from warcio.bufferedreaders import ChunkedDataReader
 
@@ -160,7 +160,7 @@ def _hash_dechunked(raw: _HashingReader, hasher: Any) -> None:
         hasher.update(b"\x00not-chunked")
 
 
-def _read_capped(block: Any, cap: int) -> bytes:
+def read_capped(block: Any, cap: int) -> bytes:
     parts, size = [], 0
     while size < cap:
         chunk = block.read(min(BLOCK_SIZE, cap - size))

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from protego import Protego
 
-from citeaudit.archive.warc_writer import HttpExchange
+from citeaudit.archive.capture.warc_writer import HttpExchange
 
 CHUNK = 64 * 1024
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from citeaudit.archive.schema import CAPTURE_SCHEMA, _single_row_table
+from citeaudit.archive.index.schema import CAPTURE_SCHEMA, single_row_table
 
 ARCHIVE_MEMBER_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 CHUNK = 1024 * 1024
@@ -136,7 +136,7 @@ def index_wacz(path: str, name: str, index_file: Callable[..., pa.Table], reader
                                   "uncompressed, so their offsets address the .wacz")
         starts = [member_start(path, info) for info in members]
     except InvalidWacz as exc:
-        return _single_row_table(name, 0, f"invalid_wacz: {exc}")
+        return single_row_table(name, 0, f"invalid_wacz: {exc}")
     tables = []
     for info, start in zip(members, starts, strict=True):
         # the member's bytes, copied as they are (stored), indexed with every check a WARC gets
@@ -147,7 +147,7 @@ def index_wacz(path: str, name: str, index_file: Callable[..., pa.Table], reader
                 _copy(src, out, info.file_size)
             table = index_file(tmp, name=name, reader=reader, all_records=all_records)
         except InvalidWacz as exc:
-            return _single_row_table(name, 0, f"invalid_wacz: {exc}")
+            return single_row_table(name, 0, f"invalid_wacz: {exc}")
         finally:
             os.unlink(tmp)
         table = table.replace_schema_metadata(None)

@@ -1,4 +1,4 @@
-"""Two streaming WARC/ARC readers with one interface, for :mod:`citeaudit.archive.index`.
+"""Two streaming WARC/ARC readers with one interface, for :mod:`citeaudit.archive.index.files`.
 
 Both readers turn a file into a sequence of :class:`Slot` objects, one per record (or per
 unreadable stretch of bytes). A slot carries the record's offset, its WARC headers and a
@@ -23,24 +23,23 @@ the length of a record is only known when its gzip member ends.
 
 Memory stays flat: lines are read with a cap, blocks are streamed in 64 KiB pieces.
 
-The code lives in :mod:`citeaudit.archive.slots` (the shared :class:`Slot` and framing basics),
-:mod:`citeaudit.archive.warcio_reader`, :mod:`citeaudit.archive.fastwarc_reader` and
-:mod:`citeaudit.archive.gzip_cuts` (cut points for splitting a ``.warc.gz``); this module
-gathers their public names so callers import from one place.
+The code lives in :mod:`.slots` (the shared :class:`Slot` and framing basics),
+:mod:`.warcio_reader`, :mod:`.fastwarc_reader` and :mod:`.gzip_cuts` (cut points for splitting
+a ``.warc.gz``); this module gathers their names so the room's modules import from one place.
 """
 
 from __future__ import annotations
 
-from citeaudit.archive.fastwarc_reader import fastwarc_slots as fastwarc_slots
-from citeaudit.archive.gzip_cuts import CUT_SCAN_BUDGET as CUT_SCAN_BUDGET
-from citeaudit.archive.gzip_cuts import GZIP_MEMBER_MAGIC as GZIP_MEMBER_MAGIC
-from citeaudit.archive.gzip_cuts import gzip_record_cuts as gzip_record_cuts
-from citeaudit.archive.slots import BLOCK_SIZE as BLOCK_SIZE
-from citeaudit.archive.slots import MAX_BLANK_SLACK as MAX_BLANK_SLACK
-from citeaudit.archive.slots import MAX_INFLATE as MAX_INFLATE
-from citeaudit.archive.slots import MAX_LINE as MAX_LINE
-from citeaudit.archive.slots import WARC_VERSIONS as WARC_VERSIONS
-from citeaudit.archive.slots import FastwarcRefused as FastwarcRefused
-from citeaudit.archive.slots import Slot as Slot
-from citeaudit.archive.slots import sniff_compression as sniff_compression
-from citeaudit.archive.warcio_reader import warcio_slots as warcio_slots
+from citeaudit.archive.index.fastwarc_reader import fastwarc_slots as fastwarc_slots
+from citeaudit.archive.index.gzip_cuts import CUT_SCAN_BUDGET as CUT_SCAN_BUDGET
+from citeaudit.archive.index.gzip_cuts import GZIP_MEMBER_MAGIC as GZIP_MEMBER_MAGIC
+from citeaudit.archive.index.gzip_cuts import gzip_record_cuts as gzip_record_cuts
+from citeaudit.archive.index.slots import BLOCK_SIZE as BLOCK_SIZE
+from citeaudit.archive.index.slots import MAX_BLANK_SLACK as MAX_BLANK_SLACK
+from citeaudit.archive.index.slots import MAX_INFLATE as MAX_INFLATE
+from citeaudit.archive.index.slots import MAX_LINE as MAX_LINE
+from citeaudit.archive.index.slots import WARC_VERSIONS as WARC_VERSIONS
+from citeaudit.archive.index.slots import FastwarcRefused as FastwarcRefused
+from citeaudit.archive.index.slots import Slot as Slot
+from citeaudit.archive.index.slots import sniff_compression as sniff_compression
+from citeaudit.archive.index.warcio_reader import warcio_slots as warcio_slots

@@ -6,7 +6,7 @@ WARCs already there, fetches politely with the ``fetch:`` settings of ``DIR/cite
 and writes ``DIR/warc/<today>/citeaudit-<date>-<seq>.warc.gz`` and ``DIR/fetch_logs/<date>/``.
 Running the command is the operator's request to fetch, so ``fetch.enabled`` is not needed
 here; ``fetch.contact`` is (it goes into the User-Agent). The web archives listed under
-``archives:`` are then asked for what is still missing (citeaudit/archive/lookup.py);
+``archives:`` are then asked for what is still missing (citeaudit/archive/lookup/archives.py);
 ``--no-live`` asks only them.
 """
 
@@ -64,7 +64,7 @@ def register_cli(subparsers: Any) -> None:
 def _cli_archive(args: Any) -> int:
     from dataclasses import replace
 
-    from citeaudit.archive import crawl
+    from citeaudit.archive.capture import crawl
     from citeaudit.ingest.answers import answer_files, ingest_files
 
     err = sys.stderr

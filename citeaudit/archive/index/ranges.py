@@ -15,10 +15,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from citeaudit.archive.readers import fastwarc_slots, gzip_record_cuts
-from citeaudit.archive.records import _Indexer, _pair_order
-from citeaudit.archive.slots import _starts_as_warc, sniff_compression
-from citeaudit.archive.url_keys import clean_target_uri
+from citeaudit.archive.index.readers import fastwarc_slots, gzip_record_cuts
+from citeaudit.archive.index.records import Indexer, pair_order
+from citeaudit.archive.index.slots import sniff_compression, starts_as_warc
+from citeaudit.archive.index.url_keys import clean_target_uri
 
 # Logged under the index's name, as before the split into modules (callers filter on it).
 _log = logging.getLogger("citeaudit.archive.index")
@@ -41,7 +41,7 @@ def _may_cut(before: dict[str, str], after: dict[str, str]) -> bool:
     return not (same_uri or linked)
 
 
-def _plan_split(path: str, parts: int, min_bytes: int | None) -> list[tuple[int, int]] | None:
+def plan_split(path: str, parts: int, min_bytes: int | None) -> list[tuple[int, int]] | None:
     """Byte ranges ``[(start, end), ...]`` to index a large gzip WARC in parallel, or None.
 
     Only ``.warc.gz`` files larger than ``min_bytes`` whose first gzip member holds a WARC
@@ -57,7 +57,7 @@ def _plan_split(path: str, parts: int, min_bytes: int | None) -> list[tuple[int,
         if size <= min_bytes:
             return None
         parts = min(parts, max(2, size // max(min_bytes // 4, 1)))
-        if sniff_compression(path) != "gzip" or not _starts_as_warc(path, True):
+        if sniff_compression(path) != "gzip" or not starts_as_warc(path, True):
             return None
         near = [size * k // parts for k in range(1, parts)]
         cuts = gzip_record_cuts(path, near, can_cut=_may_cut)
@@ -73,7 +73,7 @@ def _plan_split(path: str, parts: int, min_bytes: int | None) -> list[tuple[int,
 _RangeResult = tuple[Any, str | None, tuple | None, tuple | None]
 
 
-def _index_range_job(args: tuple[str, str, int, int, bool]) -> _RangeResult:
+def index_range_job(args: tuple[str, str, int, int, bool]) -> _RangeResult:
     """Index the records in one byte range with FastWARC (a worker's share of a split file).
 
     Returns ``(table, None, first key, last key)``: the rows, the :func:`_join_key` of the
@@ -81,15 +81,15 @@ def _index_range_job(args: tuple[str, str, int, int, bool]) -> _RangeResult:
     consumed by a request/response pair), so the caller can check that no pair spans a
     cut. On a refusal or any error: ``(None, reason, None, None)``.
     """
-    return _index_range_into(args, None)
+    return index_range_into(args, None)
 
 
-def _index_range_into(
+def index_range_into(
     args: tuple[str, str, int, int, bool], sink: Callable[[pa.RecordBatch], None] | None
 ) -> _RangeResult:
-    """:func:`_index_range_job`, sending the rows to ``sink`` when given (table ``True``)."""
+    """:func:`index_range_job`, sending the rows to ``sink`` when given (table ``True``)."""
     path, name, start, end, all_records = args
-    indexer = _Indexer(name, all_records, sink)
+    indexer = Indexer(name, all_records, sink)
     try:
         indexer.run(fastwarc_slots(path, gz=True, start=start, end=end))
         if sink is None:
@@ -103,7 +103,7 @@ def _index_range_into(
     return table, None, indexer.first_key, last
 
 
-def _combine_ranges(
+def combine_ranges(
     results: list[_RangeResult], join: Callable[[list[Any]], Any] = pa.concat_tables
 ) -> tuple[Any, str | None]:
     """The rows of a split file from its ranges' results (in file order), or (None, why).
@@ -117,7 +117,7 @@ def _combine_ranges(
         if table is None or first is None:
             return None, note or "a range has no records"
     for (_t, _n, _f, last), (_t2, _n2, first, _l2) in zip(results, results[1:], strict=False):
-        if last is not None and _pair_order(last, first):
+        if last is not None and pair_order(last, first):
             return None, "a request/response pair spans a cut"
     return join([table for table, *_ in results]), None
 
@@ -126,5 +126,5 @@ def _index_ranges_serial(
     path: str, name: str, ranges: list[tuple[int, int]], all_records: bool = False
 ) -> tuple[pa.Table | None, str | None]:
     """Index a split file range by range in this process (what the workers do; for tests)."""
-    results = [_index_range_job((path, name, a, b, all_records)) for a, b in ranges]
-    return _combine_ranges(results)
+    results = [index_range_job((path, name, a, b, all_records)) for a, b in ranges]
+    return combine_ranges(results)

@@ -3,7 +3,7 @@
 Why here: this is the one place that decides what a capture row holds: which records get a
 row, their HTTP status, mime and redirect, payload hashes and digest verification, dates,
 error codes, and the pywb request/response join that keys POST responses by their body.
-It reads slots from either reader in :mod:`citeaudit.archive.readers` and is used both for
+It reads slots from either reader in :mod:`citeaudit.archive.index.readers` and is used both for
 whole files and for the byte ranges of a split file.
 """
 
@@ -16,19 +16,29 @@ from typing import Any
 
 import pyarrow as pa
 
-from citeaudit.archive.dates import _capture_time
-from citeaudit.archive.digests import (
-    _hash_dechunked,
-    _HashingReader,
-    _read_capped,
+from citeaudit.archive.index.dates import capture_time_of
+from citeaudit.archive.index.digests import (
+    HashingReader,
     decode_digest,
+    hash_dechunked,
     hash_payload,
+    read_capped,
 )
-from citeaudit.archive.http_head import _HeadersTooLong, _mime_of, _parse_http_headers, _status_code
-from citeaudit.archive.post_query import POST_BODY_CAP, _post_append
-from citeaudit.archive.schema import _COLUMNS, CAPTURE_SCHEMA, _join_errors, rows_to_batch
-from citeaudit.archive.slots import Slot
-from citeaudit.archive.url_keys import clean_target_uri, url_to_urlkey
+from citeaudit.archive.index.http_head import (
+    HeadersTooLong,
+    mime_of,
+    parse_http_headers,
+    status_code_of,
+)
+from citeaudit.archive.index.post_query import POST_BODY_CAP, post_url_suffix
+from citeaudit.archive.index.schema import (
+    CAPTURE_COLUMNS,
+    CAPTURE_SCHEMA,
+    join_errors,
+    rows_to_batch,
+)
+from citeaudit.archive.index.slots import Slot
+from citeaudit.archive.index.url_keys import clean_target_uri, url_to_urlkey
 
 _HTTP_SCHEMES = ("http:", "https:")
 BATCH_ROWS = 1024
@@ -37,10 +47,10 @@ _NO_COMPUTED_DIGEST = ("warcinfo", "revisit")  # warcio's NO_PAYLOAD_DIGEST_TYPE
 
 
 def _empty_row(name: str, slot: Slot) -> dict[str, Any]:
-    return dict.fromkeys(_COLUMNS, None) | {"file": name, "offset": slot.offset}
+    return dict.fromkeys(CAPTURE_COLUMNS, None) | {"file": name, "offset": slot.offset}
 
 
-class _Indexer:
+class Indexer:
     """Turns the slots of one file into rows (the consumer side of the readers).
 
     Finished rows leave in record batches of about :data:`BATCH_ROWS`: to ``sink`` as they
@@ -88,7 +98,7 @@ class _Indexer:
                 row["truncated"] = True
             if slot.errors:
                 old = row["error"].split(";") if row["error"] else []
-                row["error"] = _join_errors(old + slot.errors)
+                row["error"] = join_errors(old + slot.errors)
             self.rows.append(row)
         if done:
             del self.pending[:done]
@@ -129,7 +139,7 @@ class _Indexer:
 
     def add_failure_row(self, offset: int, error: str) -> None:
         """A row for a failure that ended the walk early (not expected; never lose it)."""
-        row = dict.fromkeys(_COLUMNS, None) | {"file": self.name, "offset": offset}
+        row = dict.fromkeys(CAPTURE_COLUMNS, None) | {"file": self.name, "offset": offset}
         row["error"] = error
         for slot in self.pending:
             slot.closed = True
@@ -175,8 +185,8 @@ class _Indexer:
         header_bytes = head = b""
         if http_record:
             try:
-                http, header_bytes, head = _parse_http_headers(block)
-            except _HeadersTooLong as exc:
+                http, header_bytes, head = parse_http_headers(block)
+            except HeadersTooLong as exc:
                 errors.append("unreadable_record: " + str(exc))
                 block = None
             if http is not None and not http:  # a blank line where headers should be
@@ -188,8 +198,8 @@ class _Indexer:
 
         if not wanted:  # a request that only matters for its POST body
             if capture_post and block is not None:
-                raw = head[:POST_BODY_CAP] + _read_capped(block, POST_BODY_CAP - len(head))
-                post_append = _post_append(method, http, raw, uri)
+                raw = head[:POST_BODY_CAP] + read_capped(block, POST_BODY_CAP - len(head))
+                post_append = post_url_suffix(method, http, raw, uri)
             self._join(slot, None, post_append, uri)
             return None
 
@@ -232,37 +242,37 @@ class _Indexer:
         if block is not None and dechunked_verifier is None and body_head is None:
             size = hash_payload(head, block, hashers)
         elif block is not None:
-            hashing = _HashingReader(head, block, [h.update for h in hashers], body_head)
+            hashing = HashingReader(head, block, [h.update for h in hashers], body_head)
             if dechunked_verifier is not None:
-                _hash_dechunked(hashing, dechunked_verifier)
+                hash_dechunked(hashing, dechunked_verifier)
             hashing.drain()
             size = hashing.size
         if body_head is not None and block is not None:
-            post_append = _post_append(method, http, bytes(body_head), uri)
+            post_append = post_url_suffix(method, http, bytes(body_head), uri)
 
         # --- fields ------------------------------------------------------------------------
         date_raw = headers.get("date")
         if is_arc:
             parts = slot.first_line.rstrip(b"\r\n").rsplit(b" ", 4)
             date_raw = parts[2].decode("latin-1") if len(parts) == 5 else date_raw
-            when, timestamp = _capture_time(headers.get("date"))
+            when, timestamp = capture_time_of(headers.get("date"))
         else:
-            when, timestamp = _capture_time(date_raw)
+            when, timestamp = capture_time_of(date_raw)
         if when is None:
             errors.append("invalid_warc_date")
 
         status = None
         if http is not None and rec_type in ("response", "revisit"):
-            status = _status_code(http)
+            status = status_code_of(http)
         if status is None and rec_type == "response" and uri and uri.startswith(_HTTP_SCHEMES):
             errors.append("arc_missing_status" if is_arc else "missing_http_status")
 
         if is_revisit:
             mime = "warc/revisit"
         elif rec_type in ("response", "request"):
-            mime = _mime_of(http.get_header("content-type")) if http is not None else None
+            mime = mime_of(http.get_header("content-type")) if http is not None else None
         else:
-            mime = _mime_of(headers.get("content_type"))
+            mime = mime_of(headers.get("content_type"))
 
         readable = block is not None
         if is_revisit or not declared or algo is None or not readable:
@@ -298,7 +308,7 @@ class _Indexer:
             "record_id": None if is_arc else headers.get("id"),
             "warc_date_raw": date_raw,
             "truncated": "truncated" in headers,
-            "error": _join_errors(errors),
+            "error": join_errors(errors),
         }
         self._join(slot, row, post_append, uri)
         return row
@@ -314,7 +324,7 @@ class _Indexer:
         prev, self.prev = self.prev, (slot, row, post_append, key)
         if prev is None:
             return
-        order = _pair_order(prev[3], key)
+        order = pair_order(prev[3], key)
         if not order:
             return
         first, second = prev, (slot, row, post_append)
@@ -338,7 +348,7 @@ def _join_key(slot: Slot, uri: str | None = None) -> tuple:
     return slot.kind, slot.rec_type, uri, headers.get("id"), headers.get("concurrent_to")
 
 
-def _pair_order(a: tuple, b: tuple) -> int:
+def pair_order(a: tuple, b: tuple) -> int:
     """Whether record ``b`` pairs with the record ``a`` before it (pywb's request/response join).
 
     0: no pair; 1: ``a`` is the request and ``b`` its response (or revisit); 2: ``b`` is the

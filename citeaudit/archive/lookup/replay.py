@@ -53,14 +53,14 @@ def raw_archives(raw: Path) -> list[Path]:
 
 def build(raw: Path, derived: Path, collection: str) -> tuple[Path, int]:
     """The pywb collection of ``raw``'s WARCs under ``derived/replay``; (its root, files)."""
-    from citeaudit.archive.pywb import _run, find_pywb
+    from citeaudit.archive.lookup.pywb import find_pywb, run_tool
 
     bin_dir = find_pywb()
     root = Path(derived) / REPLAY_DIR
     root.mkdir(parents=True, exist_ok=True)
     coll = root / "collections" / collection
     if not coll.is_dir():
-        _run(bin_dir, root, "wb-manager", "init", collection)
+        run_tool(bin_dir, root, "wb-manager", "init", collection)
     archive = coll / "archive"
     archive.mkdir(parents=True, exist_ok=True)
     files = raw_archives(raw)
@@ -76,7 +76,7 @@ def build(raw: Path, derived: Path, collection: str) -> tuple[Path, int]:
         if link.is_symlink() or link.exists():
             link.unlink()
         link.symlink_to(target)
-    _run(bin_dir, root, "wb-manager", "reindex", collection)
+    run_tool(bin_dir, root, "wb-manager", "reindex", collection)
     return root, len(wanted)
 
 
@@ -106,7 +106,7 @@ def register_cli(subparsers: Any) -> None:
 
 def _cli_replay(args: Any) -> int:
     from citeaudit import config
-    from citeaudit.archive.pywb import PywbMissing, PywbServer
+    from citeaudit.archive.lookup.pywb import PywbMissing, PywbServer
 
     err = sys.stderr
     raw, derived = Path(args.raw).resolve(), Path(args.derived).resolve()

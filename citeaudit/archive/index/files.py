@@ -9,7 +9,7 @@ declared payload digest is right, truncation, and an ``error`` for anything wron
 bytes (a bad file never stops a batch).
 
 Pure functions, no Dagster. Reading is streamed (flat memory, payloads hashed in 64 KiB
-pieces) by one of two readers in :mod:`citeaudit.archive.readers`: FastWARC where it can prove
+pieces) by one of two readers in :mod:`citeaudit.archive.index.readers`: FastWARC where it can prove
 its offsets right, warcio otherwise (ARC files, damaged files). Both give identical rows.
 :func:`index_paths` runs files in parallel processes and also cuts a large gzip-per-record
 ``.warc.gz`` into byte ranges at gzip member boundaries, one per worker, read by FastWARC;
@@ -62,26 +62,26 @@ from typing import Any, NamedTuple, Protocol
 import pyarrow as pa
 
 from citeaudit import storage
-from citeaudit.archive.progress import _progress
-from citeaudit.archive.ranges import (
-    _combine_ranges,
-    _index_range_job,
-    _plan_split,
+from citeaudit.archive.index.progress import ProgressBar
+from citeaudit.archive.index.ranges import (
+    combine_ranges,
+    index_range_job,
+    plan_split,
 )
-from citeaudit.archive.readers import (
+from citeaudit.archive.index.readers import (
     FastwarcRefused,
     fastwarc_slots,
     sniff_compression,
     warcio_slots,
 )
-from citeaudit.archive.records import _Indexer
-from citeaudit.archive.schema import CAPTURE_SCHEMA, READERS, _single_row_table
-from citeaudit.archive.slots import _starts_as_warc
+from citeaudit.archive.index.records import Indexer
+from citeaudit.archive.index.schema import CAPTURE_SCHEMA, READERS, single_row_table
+from citeaudit.archive.index.slots import starts_as_warc
 
 SPLIT_MIN_BYTES = 32 << 20
 """:func:`index_paths` splits ``.warc.gz`` files larger than this between its workers."""
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("citeaudit.archive.index")
 
 
 def _with_reader_metadata(table: pa.Table, used: str, note: str | None) -> pa.Table:
@@ -148,7 +148,7 @@ def index_file_into(
         table, used, note = _index_file(path, name, reader, all_records, sink)
     except Exception as exc:  # never raise on input (the walks catch their own errors)
         detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
-        table, used, note = _single_row_table(name, 0, "unreadable_file: " + detail), None, None
+        table, used, note = single_row_table(name, 0, "unreadable_file: " + detail), None, None
         if sink is not None:
             sink.reset()
     if sink is not None and table is not None:
@@ -161,23 +161,23 @@ def index_file_into(
 def _index_file(
     path: str, name: str, reader: str, all_records: bool, sink: RowSink | None
 ) -> tuple[pa.Table | None, str | None, str | None]:
-    if path.lower().endswith(".wacz"):  # a zip of WARCs: citeaudit/archive/wacz.py
-        from citeaudit.archive.wacz import index_wacz
+    if path.lower().endswith(".wacz"):  # a zip of WARCs: citeaudit/archive/index/wacz.py
+        from citeaudit.archive.index.wacz import index_wacz
 
         return index_wacz(path, name, index_file, reader, all_records), None, None
     try:
         compression = sniff_compression(path)
     except OSError as exc:
-        return _single_row_table(name, 0, f"unreadable_file: {exc.strerror or exc}"), None, None
+        return single_row_table(name, 0, f"unreadable_file: {exc.strerror or exc}"), None, None
     if compression == "empty":
         return CAPTURE_SCHEMA.empty_table(), None, None
     if compression not in ("gzip", "none"):
         size = os.path.getsize(path)
-        table = _single_row_table(name, 0, f"unsupported_compression: {compression}", size)
+        table = single_row_table(name, 0, f"unsupported_compression: {compression}", size)
         return table, None, None
     gz = compression == "gzip"
 
-    def result(indexer: _Indexer) -> pa.Table | None:
+    def result(indexer: Indexer) -> pa.Table | None:
         if sink is None:
             return indexer.table()
         indexer.finish()
@@ -185,8 +185,8 @@ def _index_file(
 
     note = None
     if reader in ("auto", "fastwarc"):
-        if _starts_as_warc(path, gz):
-            indexer = _Indexer(name, all_records, sink)
+        if starts_as_warc(path, gz):
+            indexer = Indexer(name, all_records, sink)
             try:
                 indexer.run(fastwarc_slots(path, gz=gz))
                 return result(indexer), "fastwarc", None
@@ -199,9 +199,9 @@ def _index_file(
         else:
             note = "not a WARC file (ARC or unknown format)"
         if reader == "fastwarc":
-            return _single_row_table(name, 0, "fastwarc_refused: " + note), "fastwarc", note
+            return single_row_table(name, 0, "fastwarc_refused: " + note), "fastwarc", note
 
-    indexer = _Indexer(name, all_records, sink)
+    indexer = Indexer(name, all_records, sink)
     try:
         with open(path, "rb") as fh:
             indexer.run(warcio_slots(fh, gz=gz))
@@ -218,7 +218,7 @@ def _index_job(args: tuple[str, str, str, bool]) -> pa.Table:
         return index_file(local, name=name, reader=reader, all_records=all_records)
 
 
-class _Mode(NamedTuple):
+class IndexMode(NamedTuple):
     """What the scheduler runs and yields: tables (:func:`iter_index_paths`) or parts.
 
     ``whole(job)`` indexes a whole file in a worker, ``ranged(args)`` one byte range of a
@@ -239,12 +239,12 @@ def _local_table(job: tuple[str, str, str, bool]) -> pa.Table:
     try:
         return index_file(path, name=name, reader="warcio", all_records=all_records)
     except Exception as exc:  # pragma: no cover - index_file does not raise on input
-        return _single_row_table(name, 0, f"unreadable_file: {exc}")
+        return single_row_table(name, 0, f"unreadable_file: {exc}")
 
 
-def _table_mode() -> _Mode:
+def _table_mode() -> IndexMode:
     # looked up at call time, so that a test can stand in for the range job
-    return _Mode(_index_job, _index_range_job, _combine_ranges, _local_table,
+    return IndexMode(_index_job, index_range_job, combine_ranges, _local_table,
                  lambda table: table.replace_schema_metadata(None))
 
 
@@ -273,13 +273,13 @@ def iter_index_paths(
     here with warcio; should that fail too, the file gets a single ``unreadable_file`` row.
     Tables come without reader metadata.
     """
-    yield from _iter_jobs(paths, _table_mode(), workers=workers, reader=reader,
+    yield from iter_jobs(paths, _table_mode(), workers=workers, reader=reader,
                           all_records=all_records, split_min_bytes=split_min_bytes)
 
 
-def _iter_jobs(
+def iter_jobs(
     paths: list[tuple[Path, str]],
-    mode: _Mode,
+    mode: IndexMode,
     *,
     workers: int,
     reader: str,
@@ -302,7 +302,7 @@ def _iter_jobs(
     plans: dict[int, list[tuple[int, int]]] = {}
     if workers > 1 and reader != "warcio":
         for index, job in enumerate(jobs):
-            ranges = _plan_split(job[0], workers, split_min_bytes)
+            ranges = plan_split(job[0], workers, split_min_bytes)
             if ranges is not None:
                 plans[index] = ranges
     # tasks: (bytes, job index, range index or None for the whole file)
@@ -326,7 +326,7 @@ def _run_pool(
     plans: dict[int, list[tuple[int, int]]],
     tasks: list[tuple[int, int, int | None]],
     workers: int,
-    mode: _Mode | None = None,
+    mode: IndexMode | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """Run whole-file and range tasks in a process pool; see :func:`iter_index_paths`."""
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -420,7 +420,7 @@ def index_paths(
     :func:`citeaudit.archive.stream.streamed_index`, which writes the same rows in flat memory.
     """
     tables: list[pa.Table] = []
-    with _progress(len(paths), progress) as advance:
+    with ProgressBar(len(paths), progress) as advance:
         for name, table in iter_index_paths(
             paths, workers=workers, reader=reader, all_records=all_records,
             split_min_bytes=split_min_bytes,

@@ -1,9 +1,8 @@
 """What both WARC/ARC readers share: the :class:`Slot` they hand out and framing basics.
 
-Why here: :mod:`citeaudit.archive.warcio_reader` and :mod:`citeaudit.archive.fastwarc_reader`
-give the consumer the same :class:`Slot` objects, recognise the same record starts and
-WARC header names, and sniff files the same way; the cut scan in
-:mod:`citeaudit.archive.gzip_cuts` uses the same gzip checks. See :mod:`citeaudit.archive.readers`
+Why here: :mod:`.warcio_reader` and :mod:`.fastwarc_reader` give the consumer the same
+:class:`Slot` objects, recognise the same record starts and WARC header names, and sniff files
+the same way; the cut scan in :mod:`.gzip_cuts` uses the same gzip checks. See :mod:`.readers`
 for how the readers fill a slot.
 """
 
@@ -27,7 +26,7 @@ WARC_VERSIONS = (b"WARC/1.1", b"WARC/1.0", b"WARC/0.17", b"WARC/0.18")
 """WARC versions warcio accepts; fastwarc is refused files with any other version line."""
 
 # Keys of Slot.headers, from the (case-insensitive) WARC header names.
-_WANTED_HEADERS = {
+WANTED_HEADERS = {
     "warc-type": "type",
     "warc-target-uri": "uri",
     "warc-date": "date",
@@ -42,7 +41,7 @@ _WANTED_HEADERS = {
     "content-length": "content_length",
 }
 
-_WANTED_HEADERS_BYTES = {name.encode(): key for name, key in _WANTED_HEADERS.items()}
+WANTED_HEADERS_BYTES = {name.encode(): key for name, key in WANTED_HEADERS.items()}
 
 # An ARC v1 record header line: URL IP-address Archive-date Content-type Archive-length
 _ARC_LINE = re.compile(rb"^\S.* \S+ \d{12,} \S* -?\w+\r?\n?$")
@@ -105,12 +104,12 @@ def sniff_compression(path: str | os.PathLike[str]) -> str:
     return "none"
 
 
-def _looks_like_record_start(line: bytes) -> bool:
+def looks_like_record_start(line: bytes) -> bool:
     """True for a WARC version line or an ARC v1 header line (used to resynchronise)."""
     return line.startswith(WARC_VERSIONS) or bool(_ARC_LINE.match(line))
 
 
-def _short_reason(exc: BaseException) -> str:
+def short_reason(exc: BaseException) -> str:
     """A one-line, bounded description of a parse failure for the ``error`` column."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:160]
@@ -120,7 +119,7 @@ MAX_INFLATE = 1 << 20
 """Most decompressed bytes produced from one read (highly compressible data stays bounded)."""
 
 
-def _member_starts_record(fd: int, offset: int) -> bool:
+def member_starts_record(fd: int, offset: int) -> bool:
     """True if a gzip member starts at ``offset`` and its data starts with ``WARC/``."""
     import zlib
 
@@ -135,7 +134,7 @@ def _member_starts_record(fd: int, offset: int) -> bool:
         return False
 
 
-def _starts_as_warc(path: str, gz: bool) -> bool:
+def starts_as_warc(path: str, gz: bool) -> bool:
     """True if the first record line is a WARC version line (else ARC or garbage)."""
     import zlib
 

@@ -20,7 +20,7 @@ _RE_DATE = re.compile(
 _DATE_CACHE: dict[str, tuple[datetime | None, str | None]] = {}
 
 
-def _capture_time(value: str | None) -> tuple[datetime | None, str | None]:
+def capture_time_of(value: str | None) -> tuple[datetime | None, str | None]:
     """``(capture_time, 14-digit timestamp)`` of a WARC-Date, memoised (dates repeat)."""
     if value is None:
         return None, None

@@ -62,12 +62,12 @@ def with_origin(table: pa.Table, origin: str) -> pa.Table:
                                pa.array([origin] * table.num_rows, pa.string()))
 
 
-_COLUMNS = CAPTURE_SCHEMA.names
+CAPTURE_COLUMNS = CAPTURE_SCHEMA.names
 
 READERS = ("auto", "warcio", "fastwarc")
 
 
-def _join_errors(codes: Iterable[str]) -> str | None:
+def join_errors(codes: Iterable[str]) -> str | None:
     seen: list[str] = []
     for code in codes:
         if code not in seen:
@@ -75,8 +75,8 @@ def _join_errors(codes: Iterable[str]) -> str | None:
     return ";".join(seen) if seen else None
 
 
-def _single_row_table(name: str, offset: int, error: str, length: int | None = None) -> pa.Table:
-    row = dict.fromkeys(_COLUMNS, None) | {
+def single_row_table(name: str, offset: int, error: str, length: int | None = None) -> pa.Table:
+    row = dict.fromkeys(CAPTURE_COLUMNS, None) | {
         "file": name, "offset": offset, "length": length, "error": error,
     }
     return pa.Table.from_batches([rows_to_batch([row])], CAPTURE_SCHEMA)
@@ -95,7 +95,7 @@ def _validity(values: Sequence[Any]) -> pa.Buffer | None:
     return pa.py_buffer(np.packbits(valid, bitorder="little"))
 
 
-def _column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
+def arrow_column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
     """One column of Python values (None for null) as an Arrow array of type ``kind``."""
     n = len(values)
     if pa.types.is_string(kind):
@@ -125,5 +125,5 @@ def rows_to_batch(rows: Sequence[dict[str, Any]], schema: pa.Schema = CAPTURE_SC
     """
     columns = zip(*map(itemgetter(*schema.names), rows), strict=True) if rows else [
         ()] * len(schema)
-    arrays = [_column(values, f.type) for values, f in zip(columns, schema, strict=True)]
+    arrays = [arrow_column(values, f.type) for values, f in zip(columns, schema, strict=True)]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)

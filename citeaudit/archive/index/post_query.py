@@ -129,7 +129,7 @@ def post_query(mime: str | None, data: bytes) -> str:
     return query[:MAX_POST_QUERY]
 
 
-def _post_append(method: str, http: Any, raw_body: bytes, url: str) -> str:
+def post_url_suffix(method: str, http: Any, raw_body: bytes, url: str) -> str:
     """``?__wb_method=POST&<query>`` (or ``&...``) to append to the request URL."""
     length_header = http.get_header("content-length")
     query: str | None

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from citeaudit.archive.slots import (
-    _WANTED_HEADERS_BYTES,
+from citeaudit.archive.index.slots import (
     BLOCK_SIZE,
     MAX_INFLATE,
-    _member_starts_record,
+    WANTED_HEADERS_BYTES,
+    member_starts_record,
 )
 
 GZIP_MEMBER_MAGIC = b"\x1f\x8b\x08"
@@ -90,7 +90,7 @@ def _next_record_member(fd: int, start: int, stop: int) -> int | None:
             return None
         idx = chunk.find(GZIP_MEMBER_MAGIC)
         while idx != -1 and idx < BLOCK_SIZE:
-            if _member_starts_record(fd, pos + idx):
+            if member_starts_record(fd, pos + idx):
                 return pos + idx
             idx = chunk.find(GZIP_MEMBER_MAGIC, idx + 1)
         pos += BLOCK_SIZE
@@ -151,7 +151,7 @@ def _warc_fields(head: bytes) -> dict[str, str] | None:
     fields: dict[str, str] = {}
     for line in head[:end].split(b"\r\n")[1:]:
         name, sep, value = line.partition(b":")
-        key = _WANTED_HEADERS_BYTES.get(name.strip().lower()) if sep else None
+        key = WANTED_HEADERS_BYTES.get(name.strip().lower()) if sep else None
         if key is not None and key not in fields:
             raw = value.strip()
             try:

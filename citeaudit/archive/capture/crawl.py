@@ -13,9 +13,10 @@
    ``Retry-After`` (capped at ``max_retry_after_seconds``) or an exponential backoff.
 
 Where a capture comes from is a *source*: :func:`crawl` is the live source;
-:func:`lookup_archives` (citeaudit/archive/lookup.py) copies captures from web archives and
-returns the same ``fetch_log`` rows and WARC records. Outcomes are
-plain strings (:data:`OUTCOMES` lists the ones this source writes), so a source may add names.
+:func:`lookup_archives` (:mod:`citeaudit.archive.capture.from_archives`) copies captures from
+web archives and returns the same ``fetch_log`` rows (:mod:`citeaudit.archive.capture.fetch_log`)
+and WARC records. Outcomes are plain strings (:data:`OUTCOMES` lists the ones this source
+writes), so a source may add names.
 """
 
 from __future__ import annotations
@@ -28,22 +29,37 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit
 
 import pyarrow as pa
 
-from citeaudit import duck, parquet_io, storage
-from citeaudit.archive.fetcher import Attempt, HostGate, RobotsCache, host_matches, http_get
-from citeaudit.archive.url_keys import url_to_urlkey
-from citeaudit.archive.warc_writer import (
+from citeaudit import duck, storage
+from citeaudit.archive.capture.fetch_log import (
+    FETCH_LOG_SCHEMA,
+    CrawlResult,
+    FetchLog,
+    write_log,
+)
+from citeaudit.archive.capture.fetcher import (
+    Attempt,
+    HostGate,
+    RobotsCache,
+    host_matches,
+    http_get,
+)
+from citeaudit.archive.capture.from_archives import lookup_archives
+from citeaudit.archive.capture.warc_writer import (
     FetchWarcWriter,
     Written,
     default_info,
+    fetched_files,
+    is_fetched_file,
     software_version,
 )
+from citeaudit.archive.index import canonicalize, index_paths
 from citeaudit.config import ArchiveSettings, FetchSettings
+from citeaudit.layout import warc_files
 
 OUTCOMES = (
     "fetched", "not_modified", "robots_disallowed", "host_denied", "timeout", "dns_error",
@@ -57,54 +73,21 @@ that will be tried again. ``too_large``: body cut at ``max_body_bytes`` (WARC-Tr
 
 RETRY_STATUSES = (429, 503)
 
-FETCH_LOG_SCHEMA = pa.schema([
-    pa.field("cited_url", pa.string()),
-    pa.field("canonical_key", pa.string()),
-    pa.field("url", pa.string()),
-    pa.field("purpose", pa.string()),
-    pa.field("hop", pa.int32()),
-    pa.field("attempt", pa.int32()),
-    pa.field("requested_at", pa.timestamp("us", tz="UTC")),
-    pa.field("elapsed_ms", pa.int64()),
-    pa.field("outcome", pa.string(), nullable=False),
-    pa.field("http_status", pa.int32()),
-    pa.field("bytes", pa.int64()),
-    pa.field("redirect_location", pa.string()),
-    pa.field("ip_address", pa.string()),
-    pa.field("record_type", pa.string()),
-    pa.field("warc_file", pa.string()),
-    pa.field("warc_offset", pa.int64()),
-    pa.field("warc_length", pa.int64()),
-    pa.field("detail", pa.string()),
-])
-
 
 def canonical_url(url: str | None, strip: tuple[str, ...]) -> tuple[str | None, str | None]:
     """(canonical URL, SURT key) of a cited URL, or (None, None) when it is not fetchable.
 
-    The same steps as the alignment's canonicalization: scheme and host lower-cased, default
-    port and fragment dropped, empty path ``/``, parameters matching ``strip`` removed.
+    The alignment's canonicalization (:func:`citeaudit.archive.index.canonicalize`, strict as
+    for cited URLs) of the URL without surrounding blanks, with ``strip`` (globs, any case) as
+    the tracking parameters: scheme and host lower-cased, default port and fragment dropped,
+    empty path ``/``, parameters matching ``strip`` removed.
     """
-    if url is None or not url.strip() or any(c.isspace() for c in url.strip()):
+    if url is None:
         return None, None
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return None, None
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    default = {"http": 80, "https": 443}.get(scheme)
-    if default is None or not host:
-        return None, None
-    netloc = host if port in (None, default) else f"{host}:{port}"
-    if parts.username or parts.password:
-        netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
-    kept = [q for q in parts.query.split("&") if q and not any(
-        fnmatch.fnmatchcase(unquote(q.split("=", 1)[0].replace("+", " ")).lower(), g.lower())
-        for g in strip)]
-    canon = urlunsplit((scheme, netloc, parts.path or "/", "&".join(kept), ""))
-    return canon, url_to_urlkey(canon)
+    globs = [g.lower() for g in strip]
+    canon = canonicalize(url.strip(), lambda name: any(
+        fnmatch.fnmatchcase(name.lower(), g) for g in globs), strict=True)
+    return canon.url, canon.key
 
 
 def cited_table(citations: pa.Table, answers: pa.Table, strip: tuple[str, ...]) -> pa.Table:
@@ -112,9 +95,7 @@ def cited_table(citations: pa.Table, answers: pa.Table, strip: tuple[str, ...]) 
     con = duck.connect()
     con.register("citations", citations.select(["answer_id", "url", "retrieved_at"]))
     con.register("answers", answers.select(["answer_id", "observed_at"]))
-    refs = con.sql(
-        "SELECT c.url, coalesce(c.retrieved_at, a.observed_at::TIMESTAMPTZ) AS reference_time "
-        "FROM citations AS c LEFT JOIN answers AS a USING (answer_id)").to_arrow_table()
+    refs = duck.query(con, "archive/select_reference_times")
     keyed = {u: canonical_url(u, strip) for u in set(refs.column("url").to_pylist())}
     urls = refs.column("url").to_pylist()
     return pa.table({
@@ -140,31 +121,6 @@ def plan(cited: pa.Table, known: pa.Table, settings: FetchSettings, now: dt.date
     })
 
 
-@dataclass
-class CrawlResult:
-    """The crawl's log rows and the WARC files it closed (relative to raw)."""
-
-    log: pa.Table
-    files: list[Path]
-
-
-class _Log:
-    def __init__(self) -> None:
-        self.rows: list[dict] = []
-        self._lock = threading.Lock()
-
-    def add(self, **row) -> None:
-        full = dict.fromkeys(FETCH_LOG_SCHEMA.names) | row
-        with self._lock:
-            self.rows.append(full)
-
-    def table(self) -> pa.Table:
-        rows = sorted(self.rows, key=lambda r: (
-            r["cited_url"] or "", r["purpose"] == "robots", r["hop"] or 0, r["attempt"] or 0,
-            r["url"] or ""))
-        return pa.Table.from_pylist(rows, FETCH_LOG_SCHEMA)
-
-
 class _Crawler:
     def __init__(self, settings: FetchSettings, writer: FetchWarcWriter,
                  sleep: Callable[[float], None]) -> None:
@@ -173,7 +129,7 @@ class _Crawler:
         self.sleep = sleep
         self.ua = settings.user_agent_string(software_version())
         self.gate = HostGate(settings.per_host_delay_seconds, sleep)
-        self.log = _Log()
+        self.log = FetchLog()
         self.robots = RobotsCache(self._fetch_robots)
         self.last: dict[str, tuple[str, str, str]] = {}
 
@@ -365,77 +321,9 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
     return CrawlResult(crawler.log.table(), files)
 
 
-def lookup_archives(plan_rows: pa.Table, archives: tuple[ArchiveSettings, ...],
-                    settings: FetchSettings, raw: Path, observation_date: str, *,
-                    now: dt.datetime | None = None, sleep: Callable[[float], None] | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> CrawlResult:
-    """Ask the archives, in order, for each planned page without a readable capture in its
-    window (one page at a time: the archives' politeness is per archive host, not per page)."""
-    from citeaudit.archive.lookup import ArchiveLookup, wanted
-
-    now = now or dt.datetime.now(dt.UTC)
-    log = _Log()
-    pages = wanted(plan_rows)
-    asker = ArchiveLookup(archives, settings, raw, now.astimezone(dt.UTC).date().isoformat(),
-                          observation_date, log, sleep)
-    try:
-        for i, r in enumerate(pages, 1):
-            try:
-                asker.page(r)
-            except Exception as exc:  # a bug must not lose the page: log it, go on
-                log.add(cited_url=r["canonical_url"], canonical_key=r["canonical_key"],
-                        url=r["canonical_url"], purpose="archive", hop=0, attempt=0,
-                        outcome="internal_error", detail=f"{type(exc).__name__}: {exc}")
-            if progress:
-                progress(i, len(pages))
-    finally:
-        files = asker.close()
-    return CrawlResult(log.table(), files)
-
-
-LOG_FOLDER = "fetch_logs"
-
-
-def write_log(raw: Path, observation_date: str, log: pa.Table, now: dt.datetime) -> Path | None:
-    """Keep one crawl's log beside the raw inputs (``raw/fetch_logs/<date>/<time>-<pid>.parquet``,
-    temp file then rename): it is a record of what happened at crawl time, like the WARCs."""
-    import os
-
-    import pyarrow.parquet as pq
-
-    if log.num_rows == 0:
-        return None
-    folder = storage.path(raw) / LOG_FOLDER / observation_date
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = max(now, dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    path = folder / f"{stamp}-{os.getpid()}.parquet"
-    n = 1
-    while path.exists():  # two crawls in one microsecond of one process: keep both
-        path = folder / f"{stamp}-{os.getpid()}-{n}.parquet"
-        n += 1
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(log, tmp, compression="zstd")
-    os.replace(tmp, path)
-    return path
-
-
-def read_logs(raw: Path, observation_date: str) -> pa.Table:
-    """Every crawl log of one observation date, oldest crawl first."""
-
-    folder = storage.path(raw) / LOG_FOLDER / observation_date
-    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
-    if not files:
-        return FETCH_LOG_SCHEMA.empty_table()
-    return pa.concat_tables([parquet_io.read_table(f).cast(FETCH_LOG_SCHEMA) for f in files])
-
-
 def known_captures(raw: Path, observation_date: str, days: int = 2) -> pa.Table:
     """The capture index of the supplied WARCs of the crawl dates within ``days`` of the date
     and of every fetched WARC of that date: what the plan compares against."""
-    from citeaudit.archive.index import index_paths
-    from citeaudit.archive.warc_writer import fetched_files, is_fetched_file
-    from citeaudit.layout import warc_files
-
     day = dt.date.fromisoformat(observation_date)
     files: list[Path] = []
     for k in range(-days, days + 1):
@@ -452,7 +340,7 @@ def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers:
                  progress: Callable[[int, int], None] | None = None,
                  archives: tuple[ArchiveSettings, ...] = (), live: bool = True) -> CrawlResult:
     """Plan and crawl one observation date (``live``), then ask ``archives`` for the pages
-    still without a readable capture in the reference window (citeaudit/archive/lookup.py);
+    still without a readable capture in the reference window (:func:`lookup_archives`);
     the log is also kept under ``raw/fetch_logs``."""
     if storage.is_remote(raw):
         raise storage.StorageError(

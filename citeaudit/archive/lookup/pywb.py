@@ -30,7 +30,7 @@ def find_pywb() -> Path:
     candidates = []
     if os.environ.get("CITEAUDIT_PYWB"):
         candidates.append(Path(os.environ["CITEAUDIT_PYWB"]))
-    candidates.append(Path(__file__).resolve().parents[2] / PYWB_VENV / "bin")
+    candidates.append(Path(__file__).resolve().parents[3] / PYWB_VENV / "bin")
     found = shutil.which("wayback")
     if found:
         candidates.append(Path(found).parent)
@@ -48,7 +48,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def _run(bin_dir: Path, root: Path, *args: str) -> None:
+def run_tool(bin_dir: Path, root: Path, *args: str) -> None:
     proc = subprocess.run([str(bin_dir / args[0]), *args[1:]], cwd=root, capture_output=True,
                           text=True, timeout=300)
     if proc.returncode != 0:
@@ -63,11 +63,11 @@ def build_collection(root: Path, collection: str, warcs: list[Path]) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     coll = root / "collections" / collection
     if not coll.is_dir():
-        _run(bin_dir, root, "wb-manager", "init", collection)
+        run_tool(bin_dir, root, "wb-manager", "init", collection)
     have = {p.name for p in (coll / "archive").iterdir()} if (coll / "archive").is_dir() else set()
     todo = [str(w) for w in warcs if Path(w).name not in have]
     for i in range(0, len(todo), 200):
-        _run(bin_dir, root, "wb-manager", "add", collection, *todo[i:i + 200])
+        run_tool(bin_dir, root, "wb-manager", "add", collection, *todo[i:i + 200])
     return coll
 
 

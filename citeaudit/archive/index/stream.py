@@ -27,11 +27,11 @@ import numpy as np
 import pyarrow as pa
 
 from citeaudit import storage
-from citeaudit.archive.index import SPLIT_MIN_BYTES, _iter_jobs, _Mode, index_file_into
-from citeaudit.archive.progress import _progress
-from citeaudit.archive.ranges import _combine_ranges, _index_range_into
-from citeaudit.archive.records import BATCH_ROWS
-from citeaudit.archive.schema import CAPTURE_SCHEMA, _column
+from citeaudit.archive.index.files import SPLIT_MIN_BYTES, IndexMode, index_file_into, iter_jobs
+from citeaudit.archive.index.progress import ProgressBar
+from citeaudit.archive.index.ranges import combine_ranges, index_range_into
+from citeaudit.archive.index.records import BATCH_ROWS
+from citeaudit.archive.index.schema import CAPTURE_SCHEMA, arrow_column
 
 ROW_GROUP_ROWS = 2048
 """Rows per row group of the merged index (DuckDB's vector size). Peak RSS grows with it:
@@ -143,7 +143,7 @@ def _range_part_job(
     _path, name, start, _end, _all = args
     out = _part_path(directory, name, f"r{start}")
     writer = _PartWriter(out)
-    done, note, first, last = _index_range_into(args, writer)
+    done, note, first, last = index_range_into(args, writer)
     rows = writer.close()
     if done is None:
         out.unlink(missing_ok=True)
@@ -157,7 +157,7 @@ def _join_parts(parts: list[Part]) -> Part:
 
 
 def _combine_part_ranges(results: list) -> tuple[Part | None, str | None]:
-    return _combine_ranges(results, _join_parts)
+    return combine_ranges(results, _join_parts)
 
 
 def _local_part_job(directory: str, job: tuple[str, str, str, bool]) -> Part:
@@ -165,8 +165,8 @@ def _local_part_job(directory: str, job: tuple[str, str, str, bool]) -> Part:
     return _whole_part_job(directory, (path, name, "warcio", all_records), "local")
 
 
-def _part_mode(directory: str) -> _Mode:
-    return _Mode(partial(_whole_part_job, directory), partial(_range_part_job, directory),
+def _part_mode(directory: str) -> IndexMode:
+    return IndexMode(partial(_whole_part_job, directory), partial(_range_part_job, directory),
                  _combine_part_ranges, partial(_local_part_job, directory), lambda part: part)
 
 
@@ -199,7 +199,7 @@ def _with_origin(batch: pa.RecordBatch, origin: str | None, schema: pa.Schema
                  ) -> pa.RecordBatch:
     if origin is None:
         return batch
-    column = _column([origin] * batch.num_rows, pa.string())
+    column = arrow_column([origin] * batch.num_rows, pa.string())
     return pa.RecordBatch.from_arrays([*batch.columns, column], schema=schema)
 
 
@@ -322,8 +322,8 @@ def streamed_index(
     try:
         with _lean_memory_pool():
             parts: list[Part] = []
-            with _progress(len(paths), progress) as advance:
-                for name, part in _iter_jobs(
+            with ProgressBar(len(paths), progress) as advance:
+                for name, part in iter_jobs(
                     paths, _part_mode(directory), workers=workers, reader=reader,
                     all_records=all_records, split_min_bytes=split_min_bytes,
                 ):

@@ -14,9 +14,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from citeaudit.archive.cdxj import to_cdxj_lines
-from citeaudit.archive.index import index_paths
-from citeaudit.archive.schema import CAPTURE_SCHEMA, READERS
+from citeaudit.archive.index.cdxj import to_cdxj_lines
+from citeaudit.archive.index.files import index_paths
+from citeaudit.archive.index.schema import CAPTURE_SCHEMA, READERS
 from citeaudit.layout import ARCHIVE_SUFFIXES
 
 
@@ -117,7 +117,7 @@ def _cli_index_warc(args: Any) -> int:
 
 def _write_parquet(files: list[tuple[Path, str]], args: Any) -> Any:
     """Stream the index into ``args.out`` (row groups, sorted, atomic); return the summary."""
-    from citeaudit.archive.stream import ROW_GROUP_ROWS, streamed_index
+    from citeaudit.archive.index.stream import ROW_GROUP_ROWS, streamed_index
     from citeaudit.parquet_io import write_batches
 
     with streamed_index(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 
-class _progress:
+class ProgressBar:
     """Context manager giving an ``advance(name)`` callback; a rich bar on stderr if asked."""
 
     def __init__(self, total: int, enabled: bool) -> None:

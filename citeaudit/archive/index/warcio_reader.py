@@ -4,7 +4,7 @@ Why here: this is the reader that never gives up on a file. It drives warcio's
 ``DecompressingBufferedReader`` and ``ArcWarcRecordLoader`` (what pywb and cdxj-indexer
 use) itself, so offsets and lengths match pywb's, and turns every framing problem (whole-file
 gzip, straddling or corrupt gzip members, truncation, wrong Content-Length, garbage between
-records) into a slot error instead of an exception. See :mod:`citeaudit.archive.readers`.
+records) into a slot error instead of an exception. See :mod:`citeaudit.archive.index.readers`.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import os
 from collections.abc import Iterator
 from typing import IO, Any
 
-from citeaudit.archive.slots import (
-    _WANTED_HEADERS,
+from citeaudit.archive.index.slots import (
     BLOCK_SIZE,
     MAX_INFLATE,
     MAX_LINE,
+    WANTED_HEADERS,
     Slot,
-    _looks_like_record_start,
-    _short_reason,
+    looks_like_record_start,
+    short_reason,
 )
 
 
@@ -203,7 +203,7 @@ class _WarcioWalker:
                     text = zlib.decompressobj(31).decompress(probe).lstrip(b"\r\n")
                 except zlib.error:
                     text = b""
-                if _looks_like_record_start(text.split(b"\n", 1)[0] + b"\n"):
+                if looks_like_record_start(text.split(b"\n", 1)[0] + b"\n"):
                     return pos + idx
                 idx = chunk.find(b"\x1f\x8b\x08", idx + 1)
             pos += BLOCK_SIZE
@@ -243,7 +243,7 @@ class _WarcioWalker:
             if not line.rstrip():
                 first = False
                 continue
-            if first and not _looks_like_record_start(line):
+            if first and not looks_like_record_start(line):
                 after_record.add_error("content_length_mismatch")
                 first = False
                 continue
@@ -257,7 +257,7 @@ class _WarcioWalker:
                 if self.next_member():
                     continue
                 return None
-            if _looks_like_record_start(line):
+            if looks_like_record_start(line):
                 return line
 
     # -- main loop -----------------------------------------------------------------------------
@@ -282,7 +282,7 @@ class _WarcioWalker:
             except Exception as exc:  # any parse failure becomes an error slot
                 if err is None:
                     err = Slot(offset, "error", None, {}, None, None, first_line=line[:200])
-                    err.add_error("unreadable_record: " + _short_reason(exc))
+                    err.add_error("unreadable_record: " + short_reason(exc))
                     yield err
                 line = self.resync_line()
                 if line is None:
@@ -325,7 +325,7 @@ class _WarcioWalker:
         kind = "warc" if line.startswith(b"WARC/") else "arc"
         headers: dict[str, str] = {}
         for name, value in record.rec_headers.headers:
-            key = _WANTED_HEADERS.get(name.lower())
+            key = WANTED_HEADERS.get(name.lower())
             if key is not None and key not in headers:
                 headers[key] = value
         length = record.length

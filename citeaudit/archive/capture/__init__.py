@@ -1,0 +1,26 @@
+"""Capturing pages: what a day's answers cite, fetched live or copied from web archives, into
+our own WARC files, with one ``fetch_log`` row per attempt.
+
+The crawl plan (SQL against the captures already on disk), the polite fetcher (one connection
+per host, robots.txt obeyed, bounded retries), the archive source (asks the archives of
+:mod:`citeaudit.archive.lookup` for what is still missing), the WARC/1.1 writer and
+``citeaudit archive`` live in this room; what other code uses is below.
+"""
+
+from citeaudit.archive.capture.crawl import archive_date, canonical_url
+from citeaudit.archive.capture.fetch_cli import register_cli
+from citeaudit.archive.capture.fetch_log import CrawlResult, read_logs
+from citeaudit.archive.capture.fetcher import http_get
+from citeaudit.archive.capture.warc_writer import fetched_files, file_origin, is_fetched_file
+
+__all__ = [
+    "CrawlResult",
+    "archive_date",
+    "canonical_url",
+    "fetched_files",
+    "file_origin",
+    "http_get",
+    "is_fetched_file",
+    "read_logs",
+    "register_cli",
+]

@@ -1,0 +1,102 @@
+"""The fetch log: one row per fetch attempt or refusal, whatever the source of the capture.
+
+Every source (the live crawl, :mod:`citeaudit.archive.capture.crawl`; the archive source,
+:mod:`citeaudit.archive.capture.from_archives`) adds its rows to a :class:`FetchLog` and returns
+a :class:`CrawlResult`; :func:`write_log` keeps each crawl's rows beside the raw inputs and
+:func:`read_logs` reads a date's back (the ``fetch_log`` table).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from citeaudit import parquet_io, storage
+
+FETCH_LOG_SCHEMA = pa.schema([
+    pa.field("cited_url", pa.string()),
+    pa.field("canonical_key", pa.string()),
+    pa.field("url", pa.string()),
+    pa.field("purpose", pa.string()),
+    pa.field("hop", pa.int32()),
+    pa.field("attempt", pa.int32()),
+    pa.field("requested_at", pa.timestamp("us", tz="UTC")),
+    pa.field("elapsed_ms", pa.int64()),
+    pa.field("outcome", pa.string(), nullable=False),
+    pa.field("http_status", pa.int32()),
+    pa.field("bytes", pa.int64()),
+    pa.field("redirect_location", pa.string()),
+    pa.field("ip_address", pa.string()),
+    pa.field("record_type", pa.string()),
+    pa.field("warc_file", pa.string()),
+    pa.field("warc_offset", pa.int64()),
+    pa.field("warc_length", pa.int64()),
+    pa.field("detail", pa.string()),
+])
+
+
+@dataclass
+class CrawlResult:
+    """The crawl's log rows and the WARC files it closed (relative to raw)."""
+
+    log: pa.Table
+    files: list[Path]
+
+
+class FetchLog:
+    """The rows of one crawl, added from many threads; :meth:`table` sorts them."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+        self._lock = threading.Lock()
+
+    def add(self, **row) -> None:
+        full = dict.fromkeys(FETCH_LOG_SCHEMA.names) | row
+        with self._lock:
+            self.rows.append(full)
+
+    def table(self) -> pa.Table:
+        rows = sorted(self.rows, key=lambda r: (
+            r["cited_url"] or "", r["purpose"] == "robots", r["hop"] or 0, r["attempt"] or 0,
+            r["url"] or ""))
+        return pa.Table.from_pylist(rows, FETCH_LOG_SCHEMA)
+
+
+LOG_FOLDER = "fetch_logs"
+
+
+def write_log(raw: Path, observation_date: str, log: pa.Table, now: dt.datetime) -> Path | None:
+    """Keep one crawl's log beside the raw inputs (``raw/fetch_logs/<date>/<time>-<pid>.parquet``,
+    temp file then rename): it is a record of what happened at crawl time, like the WARCs."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    if log.num_rows == 0:
+        return None
+    folder = storage.path(raw) / LOG_FOLDER / observation_date
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = max(now, dt.datetime.now(dt.UTC)).astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"{stamp}-{os.getpid()}.parquet"
+    n = 1
+    while path.exists():  # two crawls in one microsecond of one process: keep both
+        path = folder / f"{stamp}-{os.getpid()}-{n}.parquet"
+        n += 1
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(log, tmp, compression="zstd")
+    os.replace(tmp, path)
+    return path
+
+
+def read_logs(raw: Path, observation_date: str) -> pa.Table:
+    """Every crawl log of one observation date, oldest crawl first."""
+
+    folder = storage.path(raw) / LOG_FOLDER / observation_date
+    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    if not files:
+        return FETCH_LOG_SCHEMA.empty_table()
+    return pa.concat_tables([parquet_io.read_table(f).cast(FETCH_LOG_SCHEMA) for f in files])
