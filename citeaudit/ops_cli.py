@@ -344,7 +344,7 @@ def offline_unchecked(derived: Path) -> int:
     rel = con.read_parquet([str(f) for f in files], union_by_name=True)
     if "explanation" not in rel.columns or "doi" not in rel.columns:
         return 0
-    offline = rel.filter("outcome = 'unresolvable' AND explanation LIKE '%offline_no_cached%'")
+    offline = rel.filter("verdict = 'unresolved' AND explanation LIKE '%offline_no_cached%'")
     return int(offline.aggregate("count(DISTINCT doi)").fetchall()[0][0])
 
 

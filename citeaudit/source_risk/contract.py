@@ -50,13 +50,15 @@ VALIDATION_GATE = "structural_conformance"  # not semantic validation (seed 000 
 PIPELINE_NAME = "citeaudit.source_risk"
 CONTRACT_VERSION = "1"
 
+# rejected_records: the defect type is the row's reason (an enumerable code), the words are its
+# detail, and record_keys names the record the line claims to be (answer_id=..., source_url=...)
 REJECTED_SCHEMA = pa.schema([
-    ("file", pa.string()),
-    ("line", pa.int64()),
-    ("defect_type", pa.string()),
-    ("stage", pa.string()),
+    ("source_file", pa.string()),
+    ("source_line", pa.int64()),
     ("reason", pa.string()),
+    ("stage", pa.string()),
     ("detail", pa.string()),
+    ("record_keys", pa.string()),
     ("raw", pa.string()),
 ])
 

@@ -47,7 +47,7 @@ ROWS_SCHEMA = pa.schema(
     + [(c, pa.string()) for c in COLUMNS]
 )
 REJECTED_SCHEMA = pa.schema([
-    ("source", pa.string()), ("file", pa.string()), ("line", pa.int64()),
+    ("source", pa.string()), ("source_file", pa.string()), ("source_line", pa.int64()),
     ("field", pa.string()), ("reason", pa.string()), ("detail", pa.string()),
     ("raw", pa.string()),
 ])

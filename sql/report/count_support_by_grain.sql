@@ -1,18 +1,18 @@
 -- Purpose: the run summary's split of adjudicated support items by what they judge: a
 -- claim-citation pair (one citation against its claim; full support, precision) or a
--- statement judged as a whole against all its citations (claim-level rows; recall only),
--- with the labels of each, per codebook.
--- Grain: one row per (codebook, level). Input: catalog view support_labels.
+-- statement judged as a whole against all its citations (claim-grain rows; recall only),
+-- with the verdicts of each, per codebook.
+-- Grain: one row per (codebook, grain). Input: catalog view support_labels.
 SELECT
     codebook,
-    CASE level WHEN 'citation' THEN 'claim-citation pairs'
+    CASE grain WHEN 'citation' THEN 'claim-citation pairs'
         ELSE 'statements (judged as a whole)' END AS judged,
     count(*) AS items,
-    count(*) FILTER (WHERE label = 'fully_supported') AS fully_supported,
-    count(*) FILTER (WHERE label = 'partially_supported') AS partially_supported,
-    count(*) FILTER (WHERE label = 'unsupported') AS unsupported,
-    count(*) FILTER (WHERE label = 'contradicted') AS contradicted,
-    count(*) FILTER (WHERE label = 'unresolved') AS unresolved
+    count(*) FILTER (WHERE verdict = 'fully_supported') AS fully_supported,
+    count(*) FILTER (WHERE verdict = 'partially_supported') AS partially_supported,
+    count(*) FILTER (WHERE verdict = 'unsupported') AS unsupported,
+    count(*) FILTER (WHERE verdict = 'contradicted') AS contradicted,
+    count(*) FILTER (WHERE verdict = 'unresolved') AS unresolved
 FROM support_labels
 GROUP BY ALL
 ORDER BY codebook, judged
