@@ -34,8 +34,8 @@ def test_rejected_records_match_planted_defects(run, version) -> None:
     _, derived, truth = run
     planted = truth["source_risk"]["planted_defects"]
     assert {p["defect_type"] for p in planted} >= set(contract.SEED_DEFECTS)
-    got = {(r["file"], r["line"], r["defect_type"]) for r in _rows(derived, "rejected_records",
-                                                                    version)}
+    got = {(r["source_file"], r["source_line"], r["reason"])
+           for r in _rows(derived, "rejected_records", version)}
     assert got == {(p["file"], p["line"], p["defect_type"]) for p in planted}
 
 
