@@ -1,6 +1,8 @@
 """Temporal alignment: every citation tied to the archived capture nearest its reference time.
 
-DESIGN §5 / seed 002 §4.2. The work is SQL (``sql/alignment/``) over Arrow tables in one
+docs/architecture.md (Temporal alignment, L1 existence and L2 passages) / the three-layer
+audit's L1 temporal alignment (docs/references.md#three-layer-audit). The work is SQL
+(``sql/alignment/``) over Arrow tables in one
 DuckDB connection; Python only drives it and keys URLs (SURT keying is per distinct URL):
 
 1. citation URLs are canonicalized (:mod:`citeaudit.alignment.canonical`), the reference time is

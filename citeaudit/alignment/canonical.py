@@ -63,7 +63,8 @@ def canonicalize(url: str | None, is_tracking: Callable[[str], bool], strict: bo
     """Canonical URL and SURT key of ``url`` (see the module docstring), or a reason.
 
     ``strict`` (cited URLs): a URL with whitespace or a ``<...>`` wrapper is ``invalid_url``
-    rather than repaired — seed 001 calls such a citation malformed, and repairing it here
+    rather than repaired — the fail-closed verification rule (docs/references.md) calls such a
+    citation malformed, and repairing it here
     would let a malformed citation pass L1. Capture target URIs are repaired as pywb does.
     """
     if url is None or not url.strip():

@@ -1,11 +1,13 @@
 """Human and grader judgments of the demo corpus: support labels and source-risk tuples.
 
-Support (seed 003): about 40% of the clean citations of accepted answers are judged by two or
+Support (the support rubric, docs/references.md): about 40% of the clean citations of accepted
+answers are judged by two or
 three annotators under codebook ``v1``'s raw labels, with real disagreement (about one item in
 six, some of them ties that adjudication must leave unresolved) and, on some items, an LLM
 grader whose labels are noisier than the people's.
 
-Source risk (seed 000): sampled (query, source, answer) tuples with predicates I, A, M, D each
+Source risk (the source-risk audit specification): sampled (query, source, answer) tuples with
+predicates I, A, M, D each
 0, 1 or JSON null, an evidence span for every resolved predicate (offsets into the answer text
 or into the archived page text, see :mod:`citeaudit.demo_corpus.pages`), review dimensions in
 [0, 1] and, for a few tuples, a later revision whose ``parent_record`` is the SHA-256 of the

@@ -13,7 +13,8 @@ Two kinds of planted defect live here:
 * line-level (:func:`apply_line_defect`): exactly one per bad line, so the ``rejected_inputs``
   row it must produce is unambiguous.
 
-:func:`verify_citations` restates seed 001's rules independently of how defects were planted;
+:func:`verify_citations` restates the fail-closed verification rule independently of how defects
+were planted;
 the generator derives ground truth from it and asserts it agrees with what was planted.
 """
 
@@ -589,7 +590,8 @@ def apply_line_defect(rng, obj: dict, kind: str) -> tuple[str, str | None]:
 
 # --------------------------------------------------------------------------- verification
 def verify_citations(answer: dict) -> list[tuple[int, str]]:
-    """Seed 001's checks, restated: every failing claim as (claim index, reason).
+    """The fail-closed verification rule's checks, restated: every failing claim as (claim index,
+    reason).
 
     Per claim, first failure wins: no citations → ``missing_citation``; a citation with a tag
     (or any citation when the answer lists ``context_chunk_ids``) must be ``[Doc:Chunk]`` with

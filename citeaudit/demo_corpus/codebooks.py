@@ -1,6 +1,6 @@
 """The two codebook versions the demo corpus ships, as plain data and as YAML files.
 
-``v1`` maps the annotators' raw support labels one-to-one onto seed 003's five categories.
+``v1`` maps the annotators' raw support labels one-to-one onto the support rubric's five categories.
 ``v2`` is the revision a team makes after reviewing disagreements: it reads ``partial`` as
 ``unsupported`` (a claim that is only partly backed is not backed), tightens the
 contextualisation threshold and reweights review priority. Backfilling by codebook must

@@ -1,7 +1,8 @@
 """Planted source-risk defects of the demo corpus, with the outcome each one must produce.
 
 After a day's tuple judgments and revisions, one malformed copy of a good record is appended per
-defect type: the twelve of seed 000 §IV-D (in raw annotation lines: carried digests that do not
+defect type: the twelve of the source-risk specification's conformance suite (in raw annotation
+lines: carried digests that do not
 match, missing codebook or pipeline fields, "U" labels, inconsistent dimensions, missing or
 invalid spans, mismatched quotes, unnormalized weights) and four the pipeline meets in the wild
 (malformed JSON, an unknown answer, an orphan revision, an exact duplicate). Every planted line

@@ -2,6 +2,6 @@
 
 ``citeaudit import liu PATH --out DIR`` (Liu, Zhang & Liang 2023, ``intrinsic_halls.json``) and
 ``citeaudit import expertqa PATH --out DIR`` (ExpertQA ``*.jsonl``) write answers JSONL in the
-contract of DESIGN §4, support annotations CSV, the annotator registry and a codebook that maps
+contract of docs/inputs.md, support annotations CSV, the annotator registry and a codebook that maps
 the datasets' labels, so ``citeaudit run --raw DIR`` runs the whole pipeline on them.
 """

@@ -1,11 +1,11 @@
 """The codebook written by ``citeaudit import``: label maps for the imported schemas.
 
 ``liu2023`` (per-citation judgments of Liu, Zhang & Liang 2023) and ``expertqa`` (claim-level
-judgments of ExpertQA, Malaviya et al. 2024) mapped onto seed 003's five labels. Judgment
+judgments of ExpertQA, Malaviya et al. 2024) mapped onto the support rubric's five labels. Judgment
 calls, documented in docs/codebook.md:
 
 * Liu "Completely Supports but Also Refutes" → contradicted: the passage conflicts with part of
-  the statement, which seed 003 says must not be read as full support.
+  the statement, which the support rubric says must not be read as full support.
 * Liu statement level (schema ``liu2023_statement``, claim-level rows): "Yes" (the citations
   together fully support the statement) → fully_supported, "No" → unsupported, "Citations
   Contradict Each Other" → unresolved (the evidence does not settle the claim).
@@ -51,7 +51,7 @@ def import_codebook() -> dict:
         "description": (
             "Codebook of imported real annotations: Liu et al. (2023) per-citation support "
             "labels (schema liu2023) and ExpertQA claim-level support labels (schema "
-            "expertqa) mapped onto seed 003's five labels. Rows name their schema."
+            "expertqa) mapped onto the support rubric's five labels. Rows name their schema."
         ),
         "label_maps": {"liu2023": dict(LIU2023),
                        "liu2023_statement": dict(LIU2023_STATEMENT),

@@ -1,4 +1,5 @@
-"""What an engine importer hands back, and how it becomes an answer of the contract (DESIGN §4).
+"""What an engine importer hands back, and how it becomes an answer of the contract
+(docs/inputs.md).
 
 A format module's ``parse(obj)`` returns a :class:`Parsed`: the answer text, its claims (with
 the citations found for each), what the engine searched and retrieved, and every

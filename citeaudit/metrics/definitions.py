@@ -91,7 +91,7 @@ METRICS: tuple[MetricDef, ...] = (
     ),
     MetricDef(
         "full_support_rate",
-        "Full-support rate (L2, seed 003)",
+        "Full-support rate (L2, support rubric)",
         "claim-citation pair",
         "metrics/select_support_units",
         ("answers", "support_labels"),
@@ -189,7 +189,7 @@ METRICS: tuple[MetricDef, ...] = (
     ),
     MetricDef(
         "verification_coverage",
-        "Coverage of verification-worthy claims (seed 003)",
+        "Coverage of verification-worthy claims (support rubric)",
         "verification-worthy claim",
         "metrics/select_coverage_units",
         ("answers", "claims"),
@@ -221,7 +221,7 @@ METRICS: tuple[MetricDef, ...] = (
     ),
     MetricDef(
         "omission_rate",
-        "Material-relationship omission rate (seed 000 R_O)",
+        "Material-relationship omission rate (source-risk R_O)",
         "(query, source, answer) tuple",
         "metrics/select_omission_units",
         ("answers", "omission_endpoints"),
@@ -243,7 +243,7 @@ METRICS: tuple[MetricDef, ...] = (
     ),
     MetricDef(
         "fail_closed_rejection_rate",
-        "Fail-closed rejection rate (seed 001)",
+        "Fail-closed rejection rate (fail-closed rule)",
         "answer",
         "metrics/select_rejection_units",
         ("answers", "answer_checks"),
@@ -268,7 +268,7 @@ METRICS: tuple[MetricDef, ...] = (
     ),
     MetricDef(
         "cost_per_served_answer",
-        "Tokens per served answer (seed 001)",
+        "Tokens per served answer (fail-closed rule)",
         "served answer",
         "metrics/select_cost_units",
         ("answers", "answer_checks"),

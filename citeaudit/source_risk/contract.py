@@ -1,4 +1,5 @@
-"""The source-risk record contract of seed 000 §III-E: names, stages, pipeline identity, schemas.
+"""The source-risk record contract of the source-risk audit specification
+(docs/references.md#source-risk-audit): names, stages, pipeline identity, schemas.
 
 A stored record binds the query identity, the source and answer snapshot digests (SHA-256) and
 the pipeline configuration into a tuple digest, and every stored field into a record digest
@@ -13,7 +14,8 @@ import pyarrow as pa
 
 PREDICATES = ("I", "A", "M", "D")
 
-# The twelve structural defect types of seed 000 §IV-D ("identity, snapshot and record
+# The twelve structural defect types of the specification's conformance suite ("identity, snapshot
+# and record
 # checksums, missing codebook or pipeline fields, invalid nullable labels, inconsistent
 # dimensions, missing or invalid spans, mismatched quotes, and unnormalized weights").
 SEED_DEFECTS = (
@@ -42,10 +44,10 @@ PIPELINE_DEFECTS = (
 )
 DEFECT_TYPES = SEED_DEFECTS + PIPELINE_DEFECTS
 
-# Seed 000 §III-C execution order; a record that passes all of them has completed this gate.
+# The specification's execution order; a record that passes all of them has completed this gate.
 STAGES = ("fields_and_hashes", "predicates_and_evidence", "dimensions_and_weights",
           "endpoint", "priority")
-VALIDATION_GATE = "structural_conformance"  # not semantic validation (seed 000 §V, Table IV)
+VALIDATION_GATE = "structural_conformance"  # not semantic validation (the specification)
 
 PIPELINE_NAME = "citeaudit.source_risk"
 CONTRACT_VERSION = "1"

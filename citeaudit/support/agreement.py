@@ -1,4 +1,5 @@
-"""Inter-annotator agreement on support judgments (seed 000 §V-A, seed 002 §5.2).
+"""Inter-annotator agreement on support judgments (the source-risk audit specification and the
+three-layer audit, docs/references.md).
 
 Reliability is reported on the original independent human labels (before adjudication):
 Krippendorff's alpha (nominal, missing values allowed; the ``krippendorff`` package) over every

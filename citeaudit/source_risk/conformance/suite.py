@@ -1,4 +1,5 @@
-"""Run seed 000 §IV against this implementation and write its evidence files.
+"""Run the source-risk specification's conformance suite (docs/references.md) against this
+implementation and write its evidence files.
 
 Outputs (under ``out``): ``fixtures.jsonl`` (the 81 sealed records), ``expected_states.csv``
 (the oracle, written before anything is resolved), ``predictions.csv``, ``table2_baselines.csv``,
