@@ -52,8 +52,8 @@ METRICS: tuple[MetricDef, ...] = (
         "metrics/select_existence_units",
         ("answers", "citations", "citation_existence"),
         "citations whose aligned capture passes (final 2xx, content as cited)",
-        "citations in state pass, dead or changed",
-        "citations in state unknown (no capture in the window, unreadable record) or with no "
+        "citations with verdict pass, dead or changed",
+        "citations with verdict unresolved (no capture in the window, unreadable record) or no "
         "existence row",
     ),
     MetricDef(
@@ -63,8 +63,8 @@ METRICS: tuple[MetricDef, ...] = (
         "metrics/select_dead_units",
         ("answers", "citations", "citation_existence"),
         "citations whose aligned capture is dead (final 4xx/5xx, or a redirect loop)",
-        "citations in state pass, dead or changed",
-        "citations in state unknown or with no existence row",
+        "citations with verdict pass, dead or changed",
+        "citations with verdict unresolved or with no existence row",
         higher_is_better=False,
     ),
     MetricDef(
@@ -73,10 +73,10 @@ METRICS: tuple[MetricDef, ...] = (
         "citation",
         "metrics/select_changed_units",
         ("answers", "citations", "citation_existence"),
-        "citations in state changed (the aligned capture was a readable 2xx, but a later "
+        "citations with verdict changed (the aligned capture was a readable 2xx, but a later "
         "capture differs from it: the citation needs re-retrieval)",
-        "citations in state pass, dead or changed",
-        "citations in state unknown or with no existence row",
+        "citations with verdict pass, dead or changed",
+        "citations with verdict unresolved or with no existence row",
         higher_is_better=False,
     ),
     MetricDef(
@@ -87,7 +87,7 @@ METRICS: tuple[MetricDef, ...] = (
         ("answers", "passage_checks"),
         "quotes located at their offset, elsewhere in the page, or after normalization",
         "quotes located, shifted, normalized or absent",
-        "quotes whose page text could not be read (status unresolved)",
+        "quotes whose page text could not be read (verdict unresolved)",
     ),
     MetricDef(
         "full_support_rate",
@@ -205,7 +205,7 @@ METRICS: tuple[MetricDef, ...] = (
         ("answers", "metadata_checks"),
         "records whose registry metadata disagree (title, author, year or venue)",
         "records the registry found: consistent or mismatch (not_found has its own rate)",
-        "records that are unmatched or unresolvable (no identifier, registry unreachable)",
+        "records that are unmatched or unresolved (nothing to look up, registry unreachable)",
         higher_is_better=False,
     ),
     MetricDef(
@@ -216,7 +216,7 @@ METRICS: tuple[MetricDef, ...] = (
         ("answers", "metadata_checks"),
         "identifiers the registry answered 404 for (fabricated identifier)",
         "records the registry answered for: consistent, mismatch or not_found",
-        "records that are unmatched or unresolvable",
+        "records that are unmatched or unresolved",
         higher_is_better=False,
     ),
     MetricDef(
@@ -308,7 +308,7 @@ METHODS: dict[str, str] = {
     "with every success and 0% or 100% get the same effective size as 1 failure or 1 "
     "success. Coverage checked by simulation on clustered unequal-probability samples "
     "(2,000 each: 95-98%, also for rare events where a symmetric interval under-covers). A "
-    "row with one query has no interval (status no_interval): its variance cannot be "
+    "row with one query has no interval (reason no_interval): its variance cannot be "
     "estimated.",
     "f1_cluster_bootstrap": "F1 of the pooled precision and recall; its interval is a "
     "percentile bootstrap resampling whole queries (both components move together; "
