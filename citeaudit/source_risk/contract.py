@@ -14,10 +14,10 @@ import pyarrow as pa
 
 PREDICATES = ("I", "A", "M", "D")
 
-# The twelve structural defect types of the specification's conformance suite ("identity, snapshot
-# and record
-# checksums, missing codebook or pipeline fields, invalid nullable labels, inconsistent
-# dimensions, missing or invalid spans, mismatched quotes, and unnormalized weights").
+# The twelve structural defect types of the specification's conformance suite ("identity,
+# snapshot and record checksums, missing codebook or pipeline fields, invalid nullable labels,
+# inconsistent dimensions, missing or invalid spans, mismatched quotes, and unnormalized
+# weights").
 SEED_DEFECTS = (
     "identity_mismatch",
     "source_snapshot_checksum",
