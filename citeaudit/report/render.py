@@ -28,7 +28,7 @@ REPORT = "report"
 INDEX = "index.html"
 PLOT = "headline.svg"
 FINDINGS_LIMIT = 50
-L1_ORDER = ("pass", "changed", "dead", "unknown", "no_existence_row")
+L1_ORDER = ("pass", "changed", "dead", "unresolved", "no_existence_row")
 SUPPORT_ORDER = ("fully_supported", "partially_supported", "unsupported", "contradicted",
                  "unresolved")
 POLICY_ORDER = ("PASS", "CONTEXTUALIZE", "REVIEW", "ABSTAIN")
