@@ -266,7 +266,7 @@ def test_metrics_on_the_demo_pipeline_match_the_daily_tables(demo_run) -> None:
     checks = str(derived / "answer_checks" / "*" / "data.parquet")
     for date in ("2026-11-01", "2026-11-02"):
         expect = con.execute(
-            "SELECT count(*) FILTER (WHERE NOT verified), count(*), "
+            "SELECT count(*) FILTER (WHERE verdict = 'rejected'), count(*), "
             "avg(input_tokens + output_tokens) FILTER (WHERE served) "
             "FROM read_parquet($glob, hive_partitioning = true) "
             "WHERE observation_date = $date::DATE",
