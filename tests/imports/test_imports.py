@@ -127,7 +127,7 @@ def test_expertqa_every_record_and_label_arrives(sources, imported) -> None:
     assert per_engine == answers
     assert sql(derived, "SELECT count(*) FROM claims WHERE claim_id LIKE 'expertqa-%'")[0][0] \
         == claims
-    levels = sql(derived, "SELECT DISTINCT level FROM support_labels "
+    levels = sql(derived, "SELECT DISTINCT grain FROM support_labels "
                           "WHERE answer_id LIKE 'expertqa-%'")
     assert levels == [("claim",)]
 
