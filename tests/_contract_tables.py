@@ -53,7 +53,8 @@ def write_daily(derived: Path, answers: list[dict[str, Any]], *, date: str = DAT
 
     Each answer has one claim ``c<i>`` (verification-worthy unless ``worthy`` says otherwise)
     with one citation ``t<i>`` unless the answer is in ``uncited``. ``rejected`` maps answer
-    ids to a seed 001 reason; ``tokens`` gives input+output tokens (None: no cost recorded).
+    ids to a fail-closed verification reason; ``tokens`` gives input+output tokens (None: no
+    cost recorded).
     """
     worthy, rejected, tokens, titles = worthy or {}, rejected or {}, tokens or {}, titles or {}
     a_schema = pa.schema([("answer_id", pa.string()), ("query_id", pa.string()),

@@ -61,7 +61,7 @@ def row(rows: list[dict], metric: str, level: str = "overall", engine: str = "al
 
 
 def test_seed_003_example_eight_of_ten_with_unresolved_beside(tmp_path: Path) -> None:
-    """Seed 003: 8 fully of 10 accessible reviewed pairs (1 partial, 1 unsupported) = 80%;
+    """The support rubric: 8 fully of 10 accessible reviewed pairs (1 partial, 1 unsupported) = 80%;
     2 unresolved pairs are reported beside, never in the denominator."""
     answers = [{**a, "engine": "gamma", "domain": "health", "risk_band": "high",
                 "inclusion_prob": 1.0, "query_id": "q" + a["answer_id"]}
@@ -177,7 +177,8 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
     unresolved = sum(1 for lab in recall_units.values() if lab == "unresolved") + 1 + 1
     assert rec["unresolved"] == unresolved
 
-    # seed 001: rejected answers, and tokens of served answers only (no cost: unresolved)
+    # the fail-closed verification rule: rejected answers, and tokens of served answers only
+    # (no cost: unresolved)
     rej = row(rows, "fail_closed_rejection_rate")
     assert (rej["numerator"], rej["denominator"], rej["unresolved"]) == (2, 24, 0)
     cost = row(rows, "cost_per_served_answer")
@@ -259,7 +260,7 @@ def test_metrics_are_deterministic_and_follow_new_inputs(tmp_path: Path) -> None
 
 
 def test_metrics_on_the_demo_pipeline_match_the_daily_tables(demo_run) -> None:
-    """Through `citeaudit run` (the shared demo run): the seed 001 rows agree with
+    """Through `citeaudit run` (the shared demo run): the fail-closed verification rows agree with
     answer_checks for every date."""
     derived = demo_run.derived
     con = duckdb.connect()

@@ -1,8 +1,9 @@
 """The demo corpus through `citeaudit run`: source-risk outputs match the planted ground truth.
 
 Every planted malformed line lands in rejected_records with its defect type (one or more of each
-of seed 000's twelve); every good tuple reaches omission_endpoints with the current record's
-predicates, R_O and the policy action the codebook implies (computed here independently).
+of the source-risk specification's twelve); every good tuple reaches omission_endpoints with the
+current record's predicates, R_O and the policy action the codebook implies (computed here
+independently).
 """
 
 from __future__ import annotations

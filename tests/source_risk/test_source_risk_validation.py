@@ -1,4 +1,5 @@
-"""Source-risk record validation, endpoint and policy (seed 000 §III) on real DuckDB SQL."""
+"""Source-risk record validation, endpoint and policy (the source-risk audit specification,
+docs/references.md) on real DuckDB SQL."""
 
 from __future__ import annotations
 
