@@ -50,17 +50,17 @@ def citation_captures(context: dg.AssetExecutionContext, paths: PathsResource
     group_name="alignment",
     partitions_def=date_codebook,
     deps=["citation_captures"],
-    description="L1 per citation: pass, dead, changed or unknown, with a reason and the drift.",
+    description="L1 per citation: pass, dead, changed or unresolved, with a reason and the drift.",
 )
 def citation_existence(context: dg.AssetExecutionContext, paths: PathsResource
                        ) -> dg.MaterializeResult:
-    """Classify each aligned citation (SQL); unknown is never pass or dead."""
+    """Classify each aligned citation (SQL); unresolved is never pass or dead."""
     part = judged_partition(context.partition_key)
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
     table = align.existence(aligned)
     path = parquet_io.write_partition(table, paths.derived, "citation_existence", part)
     return dg.MaterializeResult(metadata=table_metadata(table, path, **{
-        f"state_{k}": v for k, v in sorted(_counts(table, "state").items())}))
+        f"verdict_{k}": v for k, v in sorted(_counts(table, "verdict").items())}))
 
 
 @dg.asset(
@@ -104,4 +104,4 @@ def passage_checks(context: dg.AssetExecutionContext, paths: PathsResource
     table = passages.check(citations, aligned, texts)
     path = parquet_io.write_partition(table, paths.derived, "passage_checks", part)
     return dg.MaterializeResult(metadata=table_metadata(table, path, **{
-        f"status_{k}": v for k, v in sorted(_counts(table, "status").items())}))
+        f"verdict_{k}": v for k, v in sorted(_counts(table, "verdict").items())}))

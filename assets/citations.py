@@ -16,7 +16,7 @@ from pipelines.resources import PathsResource
             "claim_checks",
             group_name="citations",
             deps=["answers", "claims", "citations"],
-            description="Per claim: passed, or its first failure (missing/malformed/hallucinated).",
+            description="Per claim: pass, or fail (first failure: missing/malformed/hallucinated).",
         ),
         dg.AssetSpec(
             "answer_checks",
@@ -34,7 +34,7 @@ def check_citations(context: dg.AssetExecutionContext, paths: PathsResource):
     claims = parquet_io.read_partition(paths.derived, "claims", part)
     citations = parquet_io.read_partition(paths.derived, "citations", part)
     claim_checks, answer_checks = checks.check(answers, claims, citations)
-    verified = pc.sum(answer_checks.column("verified")).as_py() or 0
+    verified = pc.sum(pc.equal(answer_checks.column("verdict"), "verified")).as_py() or 0
     counts = {"verified": verified, "rejected": answer_checks.num_rows - verified}
     for name, table, extra in (
         ("claim_checks", claim_checks, {}),

@@ -52,7 +52,7 @@ def ingest_answers(context: dg.AssetExecutionContext, paths: PathsResource):
         "claims": result.claims,
         "citations": result.citations,
         "rejected_inputs": rejected.sort_by(
-            [(k, "ascending") for k in ("file", "line", "field", "reason")]),
+            [(k, "ascending") for k in ("source_file", "source_line", "field", "reason")]),
     }
     for name in INGEST_TABLES:
         path = parquet_io.write_partition(

@@ -34,7 +34,7 @@ from pipelines.resources import CrossrefResource, OpenAlexResource, PathsResourc
             group_name="scholarly",
             deps=["citations"],
             description="Per citation with a DOI or scholarly metadata: consistent, mismatch "
-            "(fields), not_found, unmatched or unresolvable; retraction flag; registry agreement.",
+            "(fields), not_found, unmatched or unresolved; retraction flag; registry agreement.",
         ),
     ],
     partitions_def=date_codebook,
@@ -62,7 +62,7 @@ def check_metadata(
         wire = opened.stats()
         modes = opened.modes
     records = store.table()
-    outcomes = Counter(checks.column("outcome").to_pylist())
+    outcomes = Counter(checks.column("verdict").to_pylist())
     retracted = pc.sum(pc.fill_null(checks.column("retracted"), False)).as_py() or 0
     extra = {
         "citations_checked": checks.num_rows,
@@ -78,7 +78,7 @@ def check_metadata(
     yield dg.MaterializeResult(
         asset_key="scholarly_records", metadata=table_metadata(records, path, **extra)
     )
-    counts = {f"outcome_{o}": outcomes.get(o, 0) for o in check.OUTCOMES}
+    counts = {f"verdict_{o}": outcomes.get(o, 0) for o in check.VERDICTS}
     path = parquet_io.write_partition(checks, paths.derived, "metadata_checks", part)
     yield dg.MaterializeResult(
         asset_key="metadata_checks",

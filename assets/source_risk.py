@@ -69,7 +69,7 @@ def source_risk(context: dg.AssetExecutionContext, paths: PathsResource):
     extras = {
         "source_risk_records": {"source_snapshots": written.source_snapshots},
         "rejected_records": {"by_defect_type": _counts(written.paths["rejected_records"],
-                                                        "defect_type")},
+                                                        "reason")},
         "omission_endpoints": {"by_policy_action": _counts(ends, "policy_action"),
                                "unresolved": r_o.null_count},
         "source_risk_claim_ledger": {},

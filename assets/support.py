@@ -58,7 +58,7 @@ def support_judgments(context: dg.AssetExecutionContext, paths: PathsResource):
     registry = judgments.read_registry(paths.raw)
     extra = {
         "support_judgments": {
-            "labels": _counts(accepted, "label"),
+            "labels": _counts(accepted, "verdict"),
             "annotator_registry": "present" if registry is not None else
             "absent: annotator ids not checked",
             "codebook_versions_known": ", ".join(codebook_versions(paths.raw)),
@@ -102,7 +102,7 @@ def support_labels(context: dg.AssetExecutionContext, paths: PathsResource):
     queue = add_replay_column(queue, config.load(paths.raw).replay.link_prefix(),
                               "evidence_capture_time", "evidence_url")
     extra = {
-        "support_labels": {"labels": _counts(labels, "label")},
+        "support_labels": {"labels": _counts(labels, "verdict")},
         "review_queue": {"reasons": _counts(queue, "reason")},
     }
     for name, table in (("support_labels", labels), ("review_queue", queue)):
@@ -140,9 +140,9 @@ def annotation_agreement(context: dg.AssetExecutionContext,
     deps=[_daily("claims"), _daily("citations"), _daily("answers"), "citation_captures",
           "payload_texts"],
     description="Grader rows (never gold): per claim, citation and atom, the best passage of "
-                "the archived page (BM25, offsets), coverage, hard-mismatch flags and a signal "
+                "the archived page (BM25, offsets), coverage, hard-mismatch flags and a verdict "
                 "(evidence_located, weak_evidence, mismatch_flagged, no_evidence_in_page, "
-                "page_unavailable).",
+                "unresolved).",
 )
 def support_evidence(context: dg.AssetExecutionContext,
                      paths: PathsResource) -> dg.MaterializeResult:
@@ -168,7 +168,7 @@ def support_evidence(context: dg.AssetExecutionContext,
         for batch in batches:
             if not first:
                 first.append(batch)
-            for d in pc.value_counts(batch.column("signal")).to_pylist():
+            for d in pc.value_counts(batch.column("verdict")).to_pylist():
                 signals[d["values"]] += d["counts"]
             yield batch
 

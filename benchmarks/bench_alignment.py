@@ -142,7 +142,7 @@ def run(n_cit: int, n_caps: int) -> dict:
         c2 = duck.connect()
         c2.register("existence", existence)
         states = c2.sql(
-            "SELECT state, count(*) AS n FROM existence GROUP BY state ORDER BY state"
+            "SELECT verdict, count(*) AS n FROM existence GROUP BY verdict ORDER BY verdict"
         ).fetchall()
         work.close()
         return {"citations": n_cit, "captures": n_caps, "generate_s": round(gen, 1),

@@ -73,13 +73,15 @@ def build(derived: Path, n_answers: int, seed: int = 1) -> int:
         "output_tokens": rng.integers(20, 400, n_answers)}, False)
     verified = rng.random(n_answers) < 0.85
     _write(derived, "answer_checks", {
-        "answer_id": answer_id, "verified": verified, "served": verified,
+        "answer_id": answer_id, "verdict": np.where(verified, "verified", "rejected"),
+        "served": verified,
         "reason": np.where(verified, None, "missing_citation"),
         "input_tokens": rng.integers(500, 4000, n_answers),
         "output_tokens": rng.integers(20, 400, n_answers)}, False)
     k = n_answers // 100
     _write(derived, "rejected_inputs", {
-        "source": ["answers"] * k, "file": ["answers/x.jsonl"] * k, "line": np.arange(k),
+        "source": ["answers"] * k, "source_file": ["answers/x.jsonl"] * k,
+        "source_line": np.arange(k),
         "field": ["answer_id"] * k, "reason": ["missing_field"] * k, "detail": [None] * k,
         "raw": ["{}"] * k}, False)
     claim_answer = np.repeat(aidx, 3)
@@ -98,18 +100,18 @@ def build(derived: Path, n_answers: int, seed: int = 1) -> int:
     keys = {"answer_id": cit_answer, "claim_id": claim_id[cit_claim], "citation_id": citation_id}
     _write(derived, "citations", {**keys, "url": np.char.add("https://e.org/",
            np.arange(n).astype(str)).astype(object), "title": ["a title"] * n}, False)
-    state = _pick(rng, ["pass", "dead", "changed", "unknown"], [0.8, 0.06, 0.06, 0.08], n)
-    _write(derived, "citation_existence", {**keys, "state": state,
+    state = _pick(rng, ["pass", "dead", "changed", "unresolved"], [0.8, 0.06, 0.06, 0.08], n)
+    _write(derived, "citation_existence", {**keys, "verdict": state,
            "reason": ["r"] * n, "drift_seconds": rng.random(n),
            "capture_time": [f"{DATE}T06:00:00+00:00"] * n,
            "final_uri": ["https://example.org/"] * n, "final_status": np.full(n, 200),
            "payload_sha256": ["ab" * 32] * n}, True)
-    _write(derived, "passage_checks", {**keys, "status": _pick(
+    _write(derived, "passage_checks", {**keys, "verdict": _pick(
         rng, ["located", "shifted", "normalized", "absent", "unresolved"],
         [0.6, 0.1, 0.05, 0.15, 0.1], n)}, True)
     label = _pick(rng, ["fully_supported", "partially_supported", "unsupported", "contradicted",
                         "unresolved"], [0.6, 0.15, 0.12, 0.05, 0.08], n)
-    _write(derived, "support_labels", {**keys, "label": label,
+    _write(derived, "support_labels", {**keys, "verdict": label,
            "n_judgments": np.full(n, 2), "queued": label != "fully_supported"}, True)
     q = label != "fully_supported"
     _write(derived, "review_queue", {k: v[q] for k, v in keys.items()} | {
@@ -120,8 +122,8 @@ def build(derived: Path, n_answers: int, seed: int = 1) -> int:
         "n": [n], "note": [None]}, True)
     m = rng.random(n) < 0.2
     _write(derived, "metadata_checks", {k: v[m] for k, v in keys.items()} | {
-        "outcome": _pick(rng, ["consistent", "mismatch", "not_found", "unmatched",
-                               "unresolvable"], [0.7, 0.1, 0.05, 0.05, 0.1], int(m.sum()))},
+        "verdict": _pick(rng, ["consistent", "mismatch", "not_found", "unmatched",
+                               "unresolved"], [0.7, 0.1, 0.05, 0.05, 0.1], int(m.sum()))},
         True)
     r_o = _pick(rng, [1, 0, None], [0.1, 0.8, 0.1], n)
     _write(derived, "omission_endpoints", {

@@ -186,7 +186,7 @@ def day_main(args, defaults: dict) -> None:
               f"{rates[r]:g}/s | | |")
     for line in timeline(log, m0, rates):
         print(f"| {line} | | |")
-    outcomes = Counter(out.column("outcome").to_pylist())
+    outcomes = Counter(out.column("verdict").to_pylist())
     print(f"| outcomes | {dict(sorted(outcomes.items()))} | |")
 
 
@@ -237,7 +237,7 @@ def main() -> None:
         checked = time.perf_counter() - t0
     got = {f: sum(1 for m in out.column("mismatch_fields").to_pylist() if m == f)
            for f in ("year", "first_author")}
-    outcomes = out.column("outcome").to_pylist()
+    outcomes = out.column("verdict").to_pylist()
     assert got["year"] == planted["year"] and got["first_author"] == planted["first_author"]
     assert outcomes.count("not_found") == planted["not_found"], "fabricated DOIs must be 404s"
     assert cold_out.equals(out), "the cold and the warm check must give the same verdicts"

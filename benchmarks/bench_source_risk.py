@@ -1,4 +1,5 @@
-"""Benchmark the source-risk stage against seed 000 §IV-E and the project's targets.
+"""Benchmark the source-risk stage against the source-risk specification's reference figures and the
+project's targets.
 
 Run: ``.venv/bin/python benchmarks/bench_source_risk.py`` (``make bench``). Options:
 ``--tuples N`` (endpoint rows, default 10,000,000), ``--records N,M`` (validation sizes, default
@@ -22,7 +23,8 @@ b. Validation + audit: N demo-shaped records in a JSONL file (evidence quotes ch
    statement per batch; keep = the batch files and key table; lineage; then each write).
    Targets: <= 5 us per record, <= 1 GB peak RSS at 1,000,000 records.
 
-Seed 000 reports 0.49 us/tuple (endpoint loop) and 51.2 us/record (validation plus audit) on
+The specification reports 0.49 us/tuple (endpoint loop) and 51.2 us/record (validation plus audit)
+on
 an Intel Xeon Platinum 8573C, single process, pure Python: the ratios printed are against
 those figures (the seed's scripts are not shipped, so they are not re-run here).
 """
@@ -225,7 +227,7 @@ def main() -> None:
               f"{v['cpu_us_per_record']:.2f} us/record "
               f"(target <= 5), peak RSS {v['peak_mb']:,.0f} MB; rows {v['rows']}; "
               f"seconds per phase: {phases}", flush=True)
-    print("\n| measure | seed 000 (Python reference) | here | ratio (seed / here) | target |")
+    print("\n| measure | specification (Python reference) | here | ratio (spec / here) | target |")
     print("|---|---|---|---|---|")
     us = e["ns_per_tuple"] / 1000
     print(f"| endpoint, {e['tuples']:,} tuples | {SEED_ENDPOINT_US} us/tuple | {us:.4f} us/tuple "

@@ -344,7 +344,7 @@ def offline_unchecked(derived: Path) -> int:
     rel = con.read_parquet([str(f) for f in files], union_by_name=True)
     if "explanation" not in rel.columns or "doi" not in rel.columns:
         return 0
-    offline = rel.filter("outcome = 'unresolvable' AND explanation LIKE '%offline_no_cached%'")
+    offline = rel.filter("verdict = 'unresolved' AND explanation LIKE '%offline_no_cached%'")
     return int(offline.aggregate("count(DISTINCT doi)").fetchall()[0][0])
 
 
@@ -393,7 +393,7 @@ CODEBOOK_HEADER = """\
 # The default citeaudit codebook. Every key is documented in docs/codebook.md.
 # A codebook is versioned by its file name: copy this file to codebooks/v2.yaml to change a
 # rule, and `citeaudit backfill --codebook v2` recomputes only v2's outputs.
-#   label_maps       annotators' raw labels -> seed 003's five support categories
+#   label_maps       annotators' raw labels -> the support rubric's five categories
 #   source_roles     the source-role taxonomy and which roles need disclosure
 #   priority_weights review-priority dimensions (sum to 1)
 #   policy           thresholds for PASS / CONTEXTUALIZE / REVIEW / ABSTAIN

@@ -53,7 +53,8 @@ def write_daily(derived: Path, answers: list[dict[str, Any]], *, date: str = DAT
 
     Each answer has one claim ``c<i>`` (verification-worthy unless ``worthy`` says otherwise)
     with one citation ``t<i>`` unless the answer is in ``uncited``. ``rejected`` maps answer
-    ids to a seed 001 reason; ``tokens`` gives input+output tokens (None: no cost recorded).
+    ids to a fail-closed verification reason; ``tokens`` gives input+output tokens (None: no
+    cost recorded).
     """
     worthy, rejected, tokens, titles = worthy or {}, rejected or {}, tokens or {}, titles or {}
     a_schema = pa.schema([("answer_id", pa.string()), ("query_id", pa.string()),
@@ -73,7 +74,8 @@ def write_daily(derived: Path, answers: list[dict[str, Any]], *, date: str = DAT
                           "citation_id": "t" + aid[1:], "url": f"https://example.org/{aid}",
                           "title": titles.get(aid, f"Page {aid}")})
         reason = rejected.get(aid)
-        krows.append({"answer_id": aid, "engine": a["engine"], "verified": reason is None,
+        krows.append({"answer_id": aid, "engine": a["engine"],
+                      "verdict": "verified" if reason is None else "rejected",
                       "reason": reason, "served": reason is None, "input_tokens": tok,
                       "output_tokens": None if tok is None else 0})
     _write(derived, "answers", arows, a_schema, date, None)
@@ -84,32 +86,32 @@ def write_daily(derived: Path, answers: list[dict[str, Any]], *, date: str = DAT
         ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
         ("url", pa.string()), ("title", pa.string())]), date, None)
     _write(derived, "answer_checks", krows, pa.schema([
-        ("answer_id", pa.string()), ("engine", pa.string()), ("verified", pa.bool_()),
+        ("answer_id", pa.string()), ("engine", pa.string()), ("verdict", pa.string()),
         ("reason", pa.string()), ("served", pa.bool_()), ("input_tokens", pa.int64()),
         ("output_tokens", pa.int64())]), date, None)
-    lines = [{"source": "answers", "file": f"answers/{date}/x.jsonl", "line": k + 1,
+    lines = [{"source": "answers", "source_file": f"answers/{date}/x.jsonl", "source_line": k + 1,
               "field": None if k == 0 else "answer_id", "reason": "missing_field",
               "detail": None, "raw": "{}"}
              for k in range(rejected_lines)]
     _write(derived, "rejected_inputs", lines, pa.schema([
-        ("source", pa.string()), ("file", pa.string()), ("line", pa.int64()),
+        ("source", pa.string()), ("source_file", pa.string()), ("source_line", pa.int64()),
         ("field", pa.string()), ("reason", pa.string()), ("detail", pa.string()),
         ("raw", pa.string())]), date, None)
 
 
 def write_existence(derived: Path, states: dict[str, str], *, date: str = DATE,
                     version: str = VERSION) -> None:
-    """citation_existence: ``states`` maps answer id -> state of its citation."""
+    """citation_existence: ``states`` maps answer id -> verdict of its citation."""
     rows = [{"answer_id": aid, "claim_id": "c" + aid[1:], "citation_id": "t" + aid[1:],
-             "state": s, "reason": "http_404" if s == "dead" else None, "drift_seconds": 0.0,
-             "capture_time": None if s == "unknown" else f"{date}T06:00:00+00:00",
-             "final_uri": None if s == "unknown" else f"https://example.org/{aid}",
-             "final_status": {"dead": 404, "unknown": None}.get(s, 200),
-             "payload_sha256": None if s == "unknown" else "ab" * 32}
+             "verdict": s, "reason": "http_404" if s == "dead" else None, "drift_seconds": 0.0,
+             "capture_time": None if s == "unresolved" else f"{date}T06:00:00+00:00",
+             "final_uri": None if s == "unresolved" else f"https://example.org/{aid}",
+             "final_status": {"dead": 404, "unresolved": None}.get(s, 200),
+             "payload_sha256": None if s == "unresolved" else "ab" * 32}
             for aid, s in states.items()]
     _write(derived, "citation_existence", rows, pa.schema([
         ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
-        ("state", pa.string()), ("reason", pa.string()), ("drift_seconds", pa.float64()),
+        ("verdict", pa.string()), ("reason", pa.string()), ("drift_seconds", pa.float64()),
         ("capture_time", pa.string()), ("final_uri", pa.string()),
         ("final_status", pa.int32()), ("payload_sha256", pa.string())]),
         date, version)
@@ -121,16 +123,16 @@ def write_support(derived: Path, labels: dict[str, str], *, date: str = DATE,
     """support_labels (+ review_queue, annotation_agreement): answer id -> label of its pair;
     ``claim_level`` adds claim-level rows (citation_id null) for some answers' claims."""
     rows = [{"answer_id": aid, "claim_id": "c" + aid[1:], "citation_id": "t" + aid[1:],
-             "label": lab, "n_judgments": 2, "tie": lab == "unresolved",
+             "verdict": lab, "n_judgments": 2, "tie": lab == "unresolved",
              "queued": lab != "fully_supported",
              "basis": "grader_only" if aid in grader_only else "human"}
             for aid, lab in labels.items()]
-    rows += [{"answer_id": aid, "claim_id": "c" + aid[1:], "citation_id": None, "label": lab,
+    rows += [{"answer_id": aid, "claim_id": "c" + aid[1:], "citation_id": None, "verdict": lab,
               "n_judgments": 2, "tie": False, "queued": False, "basis": "human"}
              for aid, lab in (claim_level or {}).items()]
     _write(derived, "support_labels", rows, pa.schema([
         ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
-        ("label", pa.string()), ("n_judgments", pa.int32()), ("tie", pa.bool_()),
+        ("verdict", pa.string()), ("n_judgments", pa.int32()), ("tie", pa.bool_()),
         ("queued", pa.bool_()), ("basis", pa.string())]), date, version)
     queue = [{"answer_id": r["answer_id"], "claim_id": r["claim_id"],
               "citation_id": r["citation_id"], "reason": "tie" if r["tie"] else "not_full"}
@@ -216,7 +218,7 @@ def planted_world(raw: Path, derived: Path, dates: tuple[str, ...] = (DATE, "202
         write_daily(derived, answers, date=date, worthy={"a01": None}, uncited={"a03"},
                     rejected={"a05": "missing_citation"}, tokens={"a07": None},
                     rejected_lines=1, titles={"a02": "Title " + PAYLOAD, "a07": None})
-        states = ("pass", "pass", "dead", "changed", "pass", "unknown")
+        states = ("pass", "pass", "dead", "changed", "pass", "unresolved")
         write_existence(derived, {i: states[(j + k) % 6] for j, i in enumerate(ids)
                                   if i != "a03"}, date=date)
         labels = ("fully_supported", "fully_supported", "partially_supported", "unsupported",

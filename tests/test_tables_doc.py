@@ -47,14 +47,14 @@ def test_catalog_and_dagster_carry_the_dictionarys_descriptions(demo_run):
         ).fetchall()
         state = con.execute(
             "SELECT comment FROM duckdb_columns() WHERE table_name = 'citation_existence' "
-            "AND column_name = $c", {"c": "state"}).fetchall()
+            "AND column_name = $c", {"c": "verdict"}).fetchall()
         common = con.execute(
             "SELECT comment FROM duckdb_columns() WHERE table_name = 'answers' "
             "AND column_name = 'answer_id'").fetchall()
     assert view == [(docs["citation_existence"].description,)]
-    assert state == [(docs["citation_existence"].columns["state"][1],)]
+    assert state == [(docs["citation_existence"].columns["verdict"][1],)]
     assert common == [(docs[catalog.COMMON].columns["answer_id"][1],)]
     spec = defs.resolve_asset_graph().get(dg.AssetKey("citation_existence"))
     schema = spec.metadata["dagster/column_schema"]
     described = {c.name: (c.type, c.description) for c in schema.columns}
-    assert described["state"] == docs["citation_existence"].columns["state"]
+    assert described["verdict"] == docs["citation_existence"].columns["verdict"]

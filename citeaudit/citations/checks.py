@@ -1,4 +1,5 @@
-"""Seed 001's fail-closed citation verification, as SQL over the ingestion tables.
+"""The fail-closed citation verification (docs/references.md#fail-closed-verification), as SQL over
+the ingestion tables.
 
 An answer is verified only when every claim carries at least one citation and every citation
 is well formed and (where the generator's context is known) was in that context. Anything else

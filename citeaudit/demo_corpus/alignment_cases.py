@@ -1,10 +1,10 @@
-"""Planted alignment cases: citations whose L1 state and L2 passage status are known exactly.
+"""Planted alignment cases: citations whose L1 and L2 passage verdicts are known exactly.
 
 Two extra answers on the first observation day (engine ``perplexity``, panel slots 900000+)
 cite pages on ``planted-align.example``; their captures are written with warcio into
 ``warc/<date>/alignment-cases.warc.gz`` on the day before the first observation day, the day
 after it, and seven days before it (a folder that holds only the window-edge captures). Every
-case lists its expected ``state``/``reason`` (citation_existence) and passage ``status``
+case lists its expected ``verdict``/``reason`` (citation_existence) and passage ``verdict``
 (passage_checks) in ``ground_truth.json`` under ``alignment_cases``; tests demand each is
 classified exactly so through a real Dagster materialization.
 
@@ -70,9 +70,9 @@ class Case:
 
     name: str
     path: str | None  # cited path (None: no url); a full URL when it starts with a scheme
-    state: str
+    verdict: str
     reason: str
-    passage: str | None  # expected passage status, None when the citation has no quote
+    passage: str | None  # expected passage verdict, None when the citation has no quote
     captures: list[Capture] = field(default_factory=list)
     quote: str | None = QUOTE
     chunk: str = "right"  # right, wrong, none
@@ -89,7 +89,7 @@ def _cases() -> list[Case]:
              [Capture("/edge-before", -7 * d, -7)]),
         Case("window_edge_after", "/edge-after", "pass", "ok", "located",
              [Capture("/edge-after", 1 * d, 1)]),
-        Case("out_of_window", "/out-of-window", "unknown", "no_capture_in_window",
+        Case("out_of_window", "/out-of-window", "unresolved", "no_capture_in_window",
              "unresolved",
              [Capture("/out-of-window", -7 * d - 1, -7), Capture("/out-of-window", d + 1, 1)]),
         Case("same_second", "/same-second", "pass", "ok", "located",
@@ -117,10 +117,10 @@ def _cases() -> list[Case]:
              [Capture("/gone", -2 * h, -1, status=410)]),
         Case("server_error", "/error", "dead", "http_500", "unresolved",
              [Capture("/error", -2 * h, -1, status=500)]),
-        Case("truncated_record", "/truncated", "unknown", "truncated_record", "unresolved",
+        Case("truncated_record", "/truncated", "unresolved", "truncated_record", "unresolved",
              [Capture("/truncated", -2 * h, -1, mode="truncated")]),
-        Case("never_captured", "/never", "unknown", "no_capture_in_window", "unresolved"),
-        Case("capture_invalid_date", "/bad-date", "unknown", "capture_date_invalid",
+        Case("never_captured", "/never", "unresolved", "no_capture_in_window", "unresolved"),
+        Case("capture_invalid_date", "/bad-date", "unresolved", "capture_date_invalid",
              "unresolved", [Capture("/bad-date", -2 * h, -1, mode="bad_date")]),
         Case("tracking_params_cited", "/tracked?id=7&utm_source=perplexity&fbclid=IwAR2x9",
              "pass", "ok", "located", [Capture("/tracked?id=7", -2 * h, -1)]),
@@ -142,11 +142,11 @@ def _cases() -> list[Case]:
              quote="renewals  are processed WITHIN 10 working days"),
         Case("observed_at_reference", "/observed", "pass", "ok", "located",
              [Capture("/observed", -2 * h, -1)], retrieved=False),
-        Case("url_with_space", "/with space", "unknown", "invalid_url", "unresolved",
+        Case("url_with_space", "/with space", "unresolved", "invalid_url", "unresolved",
              malformed=True),
-        Case("url_in_angle_brackets", "<" + HOST + "/wrapped>", "unknown", "invalid_url",
+        Case("url_in_angle_brackets", "<" + HOST + "/wrapped>", "unresolved", "invalid_url",
              "unresolved", malformed=True),
-        Case("no_url", None, "unknown", "no_url", "unresolved", malformed=True),
+        Case("no_url", None, "unresolved", "no_url", "unresolved", malformed=True),
     ]
 
 
@@ -220,7 +220,7 @@ def build_answers(world: World) -> list[tuple[AnswerDraft, list[dict]]]:
             claims.append(cl)
             texts.append(text)
             truth.append({"case": case.name, "answer_id": aid, "claim_id": cl.obj["claim_id"],
-                          "citation_id": cid, "url": url, "state": case.state,
+                          "citation_id": cid, "url": url, "verdict": case.verdict,
                           "reason": case.reason, "passage": case.passage})
         answer_text, spans = "", []
         for t in texts:

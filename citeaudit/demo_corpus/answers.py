@@ -590,7 +590,8 @@ def apply_line_defect(rng, obj: dict, kind: str) -> tuple[str, str | None]:
 
 # --------------------------------------------------------------------------- verification
 def verify_citations(answer: dict) -> list[tuple[int, str]]:
-    """Seed 001's checks, restated: every failing claim as (claim index, reason).
+    """The fail-closed verification rule's checks, restated: every failing claim as (claim index,
+    reason).
 
     Per claim, first failure wins: no citations → ``missing_citation``; a citation with a tag
     (or any citation when the answer lists ``context_chunk_ids``) must be ``[Doc:Chunk]`` with

@@ -5,11 +5,11 @@ pages of ``planted-evidence.example``, captured the day before into
 ``warc/<day before>/evidence-cases.warc.gz``. Each claim is paired with a page that supports it
 verbatim, supports it in other words, changes a number, drops a qualification, negates it,
 never mentions it, or is not captured at all; ``ground_truth.json`` lists under
-``evidence_cases`` the signal ``support_evidence`` must give each pair (tests demand each).
+``evidence_cases`` the verdict ``support_evidence`` must give each pair (tests demand each).
 
 A claim that drops the page's qualification ("approved for adults" where the page says "for
 adults over sixty who have chronic lung disease") keeps every one of its words in the page, so a
-lexical locator cannot see it: its expected signal is ``evidence_located``, recorded with a
+lexical locator cannot see it: its expected verdict is ``evidence_located``, recorded with a
 ``limitation`` note, so the test pins the blind spot instead of hiding it.
 """
 
@@ -40,12 +40,12 @@ FILLER = (
 
 @dataclass(frozen=True)
 class Pair:
-    """One planted (claim, page) pair and the signal the locator must give it."""
+    """One planted (claim, page) pair and the verdict the locator must give it."""
 
     name: str
     claim: str
     page: str | None  # the sentence the page states; None: the page is never captured
-    signal: str
+    verdict: str
 
 
 PAIRS = (
@@ -64,7 +64,7 @@ PAIRS = (
          "Parking permits for residents are renewed online each January.",
          "no_evidence_in_page"),
     Pair("not_captured", "The ferry timetable changes on public holidays.", None,
-         "page_unavailable"),
+         "unresolved"),
 )
 LIMITATIONS = {"qualification_dropped": "every claim word is in the page: lexical evidence "
                                         "cannot see a dropped qualification"}
@@ -101,7 +101,7 @@ def build_answer(world: World) -> tuple[AnswerDraft, list[dict]]:
         claims.append(cl)
         texts.append(pair.claim)
         truth.append({"case": pair.name, "answer_id": aid, "claim_id": cl.obj["claim_id"],
-                      "citation_id": cid, "url": obj["url"], "signal": pair.signal,
+                      "citation_id": cid, "url": obj["url"], "verdict": pair.verdict,
                       "limitation": LIMITATIONS.get(pair.name)})
     answer_text, spans = "", []
     for t in texts:

@@ -231,9 +231,9 @@ def write_registry(out: Path, world: World, cited_web: list) -> dict:
                "candidate_doi": None, "retracted": False, "mismatch_fields": None,
                "registries_agree": True}
         if defect in ("year", "title", "first_author"):
-            row.update(outcome="mismatch", mismatch_fields=defect)
+            row.update(verdict="mismatch", mismatch_fields=defect)
         elif defect == "fabricated_doi":
-            row.update(outcome="not_found", retracted=None)
+            row.update(verdict="not_found", retracted=None)
         elif defect == "no_doi":
             pick = _stable(world.seed, "registered", src.source_id) % 6
             if titles[_norm_title(title)] == 1 and pick < 3:
@@ -241,12 +241,12 @@ def write_registry(out: Path, world: World, cited_web: list) -> dict:
                 retracted, crossref_only = pick == 0, pick == 1
                 messages[cand] = (_synthetic_message(cand, title, authors, year, venue,
                                                      retracted), retracted, crossref_only)
-                row.update(outcome="consistent", candidate_doi=cand, retracted=retracted,
+                row.update(verdict="consistent", candidate_doi=cand, retracted=retracted,
                            defect="no_doi_registered", registries_agree=not crossref_only)
             else:
-                row.update(outcome="unmatched", retracted=None)
+                row.update(verdict="unmatched", retracted=None)
         else:
-            row.update(outcome="consistent")
+            row.update(verdict="consistent")
         truth.append(row)
     for reg in ("crossref", "openalex"):
         (root / reg / "works").mkdir(parents=True, exist_ok=True)
@@ -261,7 +261,7 @@ def write_registry(out: Path, world: World, cited_web: list) -> dict:
     truth.sort(key=lambda r: r["source_id"])
     return {
         "registry_works": len(messages),
-        "expected_outcomes": dict(sorted(Counter(r["outcome"] for r in truth).items())),
+        "expected_verdicts": dict(sorted(Counter(r["verdict"] for r in truth).items())),
         "retracted_sources": sum(1 for r in truth if r["retracted"]),
         "registries_disagree_sources": sum(1 for r in truth if not r["registries_agree"]),
         "sources": truth,

@@ -51,7 +51,7 @@ def import_codebook() -> dict:
         "description": (
             "Codebook of imported real annotations: Liu et al. (2023) per-citation support "
             "labels (schema liu2023) and ExpertQA claim-level support labels (schema "
-            "expertqa) mapped onto seed 003's five labels. Rows name their schema."
+            "expertqa) mapped onto the support rubric's five labels. Rows name their schema."
         ),
         "label_maps": {"liu2023": dict(LIU2023),
                        "liu2023_statement": dict(LIU2023_STATEMENT),

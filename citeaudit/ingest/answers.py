@@ -32,8 +32,8 @@ LINES_SCHEMA = pa.schema(
 REJECTED_SCHEMA = pa.schema(
     [
         ("source", pa.string()),
-        ("file", pa.string()),
-        ("line", pa.int64()),
+        ("source_file", pa.string()),
+        ("source_line", pa.int64()),
         ("field", pa.string()),
         ("reason", pa.string()),
         ("detail", pa.string()),
@@ -160,7 +160,8 @@ def ingest_batches(batches: Iterable[pa.Table]) -> IngestResult:
         citations=_concat(
             [p.citations for p in parts], ["answer_id", "claim_index", "citation_index"]
         ),
-        rejected=_concat([p.rejected for p in parts], ["file", "line", "field", "reason"]),
+        rejected=_concat([p.rejected for p in parts],
+                         ["source_file", "source_line", "field", "reason"]),
     )
 
 

@@ -21,10 +21,11 @@ plus DuckDB's limit (:mod:`reference` is the in-memory path it replaced, same ta
 * F1 (``kind = "f1"``): the harmonic mean of its two component rates of the same row, with a
   cluster bootstrap by query.
 
-Unresolved units never enter a numerator or a denominator; they are counted beside. A metric
-whose input table is absent gets one row with ``status = 'input_missing'`` and no numbers; one
-whose inputs are there but hold no unit gets one ``no_units`` row. A row whose variance cannot
-be estimated (one query) gets ``status = 'no_interval'`` and a note, never ``ok``.
+Unresolved units never enter a numerator or a denominator; they are counted beside. Each row
+has a ``verdict``: ``estimated`` (an estimate; ``reason`` ``no_interval`` when its variance
+cannot be estimated, one query, with a note) or ``unresolved`` (no estimate; ``reason``
+``no_resolved_units`` when every unit is unresolved, ``no_units`` when the inputs are there
+but hold no unit, ``input_missing`` when an input table is absent: one row and no numbers).
 """
 
 from __future__ import annotations
@@ -56,13 +57,13 @@ from citeaudit.stats import (
 
 BOOTSTRAP_REPS = 2000
 BOOTSTRAP_SEED = 20240601
-LEVELS = ("overall", "engine", "domain", "stratum")
+MARGINS = ("overall", "engine", "domain", "stratum")
 ALL = "all"
 
 METRICS_SCHEMA = pa.schema(
     [
         ("metric", pa.string()),
-        ("level", pa.string()),
+        ("margin", pa.string()),
         ("engine", pa.string()),
         ("domain", pa.string()),
         ("risk_band", pa.string()),
@@ -82,7 +83,8 @@ METRICS_SCHEMA = pa.schema(
         ("domain_bootstrap_low", pa.float64()),
         ("domain_bootstrap_high", pa.float64()),
         ("breakdown", pa.string()),
-        ("status", pa.string()),
+        ("verdict", pa.string()),
+        ("reason", pa.string()),
         ("note", pa.string()),
     ]
 )
@@ -286,11 +288,12 @@ def _domain_bootstrap(m: MetricDef, row: dict[str, Any], group: Units | None,
 NO_INTERVAL_NOTE = "no interval (1 cluster): the variance cannot be estimated from one query"
 
 
-def _status(iv: Interval) -> tuple[str, list[str]]:
-    """``ok``, or ``no_interval`` with the reason first among the notes."""
+def _verdict(iv: Interval) -> tuple[str, str | None, list[str]]:
+    """(verdict, reason, notes) of a computed interval: ``estimated`` with no reason, or with
+    reason ``no_interval`` and its explanation first among the notes."""
     if iv.estimate is not None and (iv.low is None or iv.high is None):
-        return "no_interval", [NO_INTERVAL_NOTE, *iv.notes]
-    return "ok", list(iv.notes)
+        return "estimated", "no_interval", [NO_INTERVAL_NOTE, *iv.notes]
+    return "estimated", None, list(iv.notes)
 
 
 def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], resolved: _Resolved,
@@ -299,35 +302,35 @@ def _f1_rows(m: MetricDef, rows: list[dict[str, Any]], resolved: _Resolved,
     reports engines and the pool; full strata are left to the components, whose bootstrap by
     query per stratum would cost more than it tells)."""
     prec_name, rec_name = m.components
-    by_key = {(r["metric"], r["level"], r["engine"], r["domain"], r["risk_band"]): r
+    by_key = {(r["metric"], r["margin"], r["engine"], r["domain"], r["risk_band"]): r
               for r in rows}
     out = []
     for r in rows:
-        if r["metric"] != prec_name or r.get("estimate") is None or r["level"] == "stratum":
+        if r["metric"] != prec_name or r.get("estimate") is None or r["margin"] == "stratum":
             continue
-        key = (r["level"], r["engine"], r["domain"], r["risk_band"])
+        key = (r["margin"], r["engine"], r["domain"], r["risk_band"])
         rec = by_key.get((rec_name, *key))
         if rec is None or rec.get("estimate") is None:
             continue
         sides = []
         for name in (prec_name, rec_name):
-            idx = resolved.indices(r["level"], {**r, "metric": name})
+            idx = resolved.indices(r["margin"], {**r, "metric": name})
             g = resolved.arrays.take(idx)
             sides.append((g.y, g.w, g.query))
         iv = f1_cluster_bootstrap(sides[0], sides[1], reps=reps, seed=seed)
-        status, notes = _status(iv)
-        notes.insert(0 if status == "ok" else 1,
+        verdict, reason, notes = _verdict(iv)
+        notes.insert(0 if reason is None else 1,
                      f"precision {r['estimate']:.4f} of {r['denominator']} citations, recall "
                      f"{rec['estimate']:.4f} of {rec['denominator']} claims")
         out.append({
-            "metric": m.name, "level": r["level"], "engine": r["engine"],
+            "metric": m.name, "margin": r["margin"], "engine": r["engine"],
             "domain": r["domain"], "risk_band": r["risk_band"], "unit": m.unit,
             "numerator": None, "denominator": None,
             "unresolved": int(r["unresolved"]) + int(rec["unresolved"]),
             "estimate": iv.estimate, "ci_low": iv.low, "ci_high": iv.high,
             "method": iv.method, "weighting": r["weighting"], "cluster_by": "query",
             "n_clusters": None, "n_answers": max(r["n_answers"], rec["n_answers"]),
-            "status": status, "note": "; ".join(notes),
+            "verdict": verdict, "reason": reason, "note": "; ".join(notes),
         })
     return out
 
@@ -339,9 +342,9 @@ def _no_unit_rows(computed: set[str], missing: dict[str, list[str]]) -> list[dic
         if m.name in computed or m.name in missing:
             continue
         rows.append({
-            "metric": m.name, "level": "overall", "engine": ALL, "domain": ALL,
+            "metric": m.name, "margin": "overall", "engine": ALL, "domain": ALL,
             "risk_band": ALL, "unit": m.unit, "denominator": 0, "unresolved": 0,
-            "numerator": 0.0, "status": "no_units",
+            "numerator": 0.0, "verdict": "unresolved", "reason": "no_units",
             "note": f"no units: no {m.unit} in this date × codebook (no rate, not a zero)",
         })
     return rows
@@ -354,8 +357,9 @@ def _missing_rows(missing: dict[str, list[str]], date: str, version: str) -> lis
             continue
         what = ", ".join(missing[m.name])
         rows.append({
-            "metric": m.name, "level": "overall", "engine": ALL, "domain": ALL,
-            "risk_band": ALL, "unit": m.unit, "status": "input_missing",
+            "metric": m.name, "margin": "overall", "engine": ALL, "domain": ALL,
+            "risk_band": ALL, "unit": m.unit, "verdict": "unresolved",
+            "reason": "input_missing",
             "note": f"input not available for observation_date={date}, codebook={version}: "
                     f"{what} (no rate is reported, not a zero)",
         })
@@ -390,11 +394,11 @@ def compute(
     rows: list[dict[str, Any]] = []
     for row in counts:
         m = by_name[row["metric"]]
-        level = row["level"]
+        level = row["margin"]
         row.update({what: resolved.count(level, row, what) for what in _DISTINCT})
         if m.overall_only and level != "overall":
             continue
-        out: dict[str, Any] = {k: row[k] for k in ("metric", "level", "engine", "domain",
+        out: dict[str, Any] = {k: row[k] for k in ("metric", "margin", "engine", "domain",
                                                     "risk_band", "denominator", "unresolved")}
         out.update(unit=m.unit, breakdown=row["breakdown"], n_answers=row["n_answers"])
         if m.overall_only:
@@ -402,7 +406,8 @@ def compute(
         den = int(row["denominator"])
         out["numerator"] = float(row["total"]) if den else 0.0
         if den == 0:
-            out.update(status="no_resolved_units", method=None, weighting=None,
+            out.update(verdict="unresolved", reason="no_resolved_units", method=None,
+                       weighting=None,
                        note="every unit is unresolved: no rate")
             rows.append(out)
             continue
@@ -410,14 +415,15 @@ def compute(
         group = resolved.arrays.take(idx) if idx is not None else None
         iv, weighting, cluster_by, n_clusters = _interval(m, row, group, deffs.get(m.name))
         boot = _domain_bootstrap(m, row, group, reps, seed)
-        status, notes = _status(iv)
+        verdict, reason, notes = _verdict(iv)
         if boot is not None:
             notes.append(f"domain bootstrap: {boot.notes[0]}" if boot.notes else
                          "domain bootstrap")
         out.update(
             estimate=iv.estimate, ci_low=iv.low, ci_high=iv.high, method=iv.method,
             weighting=weighting, cluster_by=cluster_by, n_clusters=n_clusters,
-            sum_weights=iv.sum_weights, status=status, note="; ".join(notes) or None,
+            sum_weights=iv.sum_weights, verdict=verdict, reason=reason,
+            note="; ".join(notes) or None,
             domain_bootstrap_low=boot.low if boot else None,
             domain_bootstrap_high=boot.high if boot else None,
         )
@@ -428,7 +434,7 @@ def compute(
     rows += _no_unit_rows({r["metric"] for r in rows}, missing)
     rows += _missing_rows(missing, date, version)
     order = {m.name: i for i, m in enumerate(METRICS)}
-    rows.sort(key=lambda r: (order[r["metric"]], LEVELS.index(r["level"]), r["engine"],
+    rows.sort(key=lambda r: (order[r["metric"]], MARGINS.index(r["margin"]), r["engine"],
                              r["domain"], r["risk_band"]))
     table = pa.Table.from_pylist(rows, schema=METRICS_SCHEMA)
     return MetricsResult(table, missing)

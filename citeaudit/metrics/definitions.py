@@ -52,8 +52,8 @@ METRICS: tuple[MetricDef, ...] = (
         "metrics/select_existence_units",
         ("answers", "citations", "citation_existence"),
         "citations whose aligned capture passes (final 2xx, content as cited)",
-        "citations in state pass, dead or changed",
-        "citations in state unknown (no capture in the window, unreadable record) or with no "
+        "citations with verdict pass, dead or changed",
+        "citations with verdict unresolved (no capture in the window, unreadable record) or no "
         "existence row",
     ),
     MetricDef(
@@ -63,8 +63,8 @@ METRICS: tuple[MetricDef, ...] = (
         "metrics/select_dead_units",
         ("answers", "citations", "citation_existence"),
         "citations whose aligned capture is dead (final 4xx/5xx, or a redirect loop)",
-        "citations in state pass, dead or changed",
-        "citations in state unknown or with no existence row",
+        "citations with verdict pass, dead or changed",
+        "citations with verdict unresolved or with no existence row",
         higher_is_better=False,
     ),
     MetricDef(
@@ -73,10 +73,10 @@ METRICS: tuple[MetricDef, ...] = (
         "citation",
         "metrics/select_changed_units",
         ("answers", "citations", "citation_existence"),
-        "citations in state changed (the aligned capture was a readable 2xx, but a later "
+        "citations with verdict changed (the aligned capture was a readable 2xx, but a later "
         "capture differs from it: the citation needs re-retrieval)",
-        "citations in state pass, dead or changed",
-        "citations in state unknown or with no existence row",
+        "citations with verdict pass, dead or changed",
+        "citations with verdict unresolved or with no existence row",
         higher_is_better=False,
     ),
     MetricDef(
@@ -87,11 +87,11 @@ METRICS: tuple[MetricDef, ...] = (
         ("answers", "passage_checks"),
         "quotes located at their offset, elsewhere in the page, or after normalization",
         "quotes located, shifted, normalized or absent",
-        "quotes whose page text could not be read (status unresolved)",
+        "quotes whose page text could not be read (verdict unresolved)",
     ),
     MetricDef(
         "full_support_rate",
-        "Full-support rate (L2, seed 003)",
+        "Full-support rate (L2, support rubric)",
         "claim-citation pair",
         "metrics/select_support_units",
         ("answers", "support_labels"),
@@ -189,7 +189,7 @@ METRICS: tuple[MetricDef, ...] = (
     ),
     MetricDef(
         "verification_coverage",
-        "Coverage of verification-worthy claims (seed 003)",
+        "Coverage of verification-worthy claims (support rubric)",
         "verification-worthy claim",
         "metrics/select_coverage_units",
         ("answers", "claims"),
@@ -205,7 +205,7 @@ METRICS: tuple[MetricDef, ...] = (
         ("answers", "metadata_checks"),
         "records whose registry metadata disagree (title, author, year or venue)",
         "records the registry found: consistent or mismatch (not_found has its own rate)",
-        "records that are unmatched or unresolvable (no identifier, registry unreachable)",
+        "records that are unmatched or unresolved (nothing to look up, registry unreachable)",
         higher_is_better=False,
     ),
     MetricDef(
@@ -216,12 +216,12 @@ METRICS: tuple[MetricDef, ...] = (
         ("answers", "metadata_checks"),
         "identifiers the registry answered 404 for (fabricated identifier)",
         "records the registry answered for: consistent, mismatch or not_found",
-        "records that are unmatched or unresolvable",
+        "records that are unmatched or unresolved",
         higher_is_better=False,
     ),
     MetricDef(
         "omission_rate",
-        "Material-relationship omission rate (seed 000 R_O)",
+        "Material-relationship omission rate (source-risk R_O)",
         "(query, source, answer) tuple",
         "metrics/select_omission_units",
         ("answers", "omission_endpoints"),
@@ -243,7 +243,7 @@ METRICS: tuple[MetricDef, ...] = (
     ),
     MetricDef(
         "fail_closed_rejection_rate",
-        "Fail-closed rejection rate (seed 001)",
+        "Fail-closed rejection rate (fail-closed rule)",
         "answer",
         "metrics/select_rejection_units",
         ("answers", "answer_checks"),
@@ -268,7 +268,7 @@ METRICS: tuple[MetricDef, ...] = (
     ),
     MetricDef(
         "cost_per_served_answer",
-        "Tokens per served answer (seed 001)",
+        "Tokens per served answer (fail-closed rule)",
         "served answer",
         "metrics/select_cost_units",
         ("answers", "answer_checks"),
@@ -308,7 +308,7 @@ METHODS: dict[str, str] = {
     "with every success and 0% or 100% get the same effective size as 1 failure or 1 "
     "success. Coverage checked by simulation on clustered unequal-probability samples "
     "(2,000 each: 95-98%, also for rare events where a symmetric interval under-covers). A "
-    "row with one query has no interval (status no_interval): its variance cannot be "
+    "row with one query has no interval (reason no_interval): its variance cannot be "
     "estimated.",
     "f1_cluster_bootstrap": "F1 of the pooled precision and recall; its interval is a "
     "percentile bootstrap resampling whole queries (both components move together; "

@@ -64,6 +64,9 @@ def register(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> set[str
             rel = rel.project("*, NULL::VARCHAR AS replay_url")
         rel.create_view(name)
     names = set(tables)
+    if "answers" in names:
+        # the strata join the unit queries over judged tables share: stratified(judged)
+        duck.execute(con, "metrics/create_stratified_macro")
     if "claim_support" in names:
         con.table("claim_support").select(
             "claim_id, label, true AS human_judged").create_view("claim_labels")

@@ -45,7 +45,7 @@ def fmt_cell(row: dict[str, Any] | None) -> str:
     """``82.0% [74.1–88.0] n=120 u=3`` for a metrics row; the reason when there is no rate."""
     if row is None:
         return "no units"
-    if row.get("status") == "input_missing":
+    if row.get("reason") == "input_missing":
         return "input missing"
     if row.get("estimate") is None:
         return f"no rate (n=0, u={row.get('unresolved') or 0})"
@@ -61,9 +61,9 @@ def fmt_cell(row: dict[str, Any] | None) -> str:
 
 
 def index_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str, str, str], dict]:
-    """Metrics rows by (metric, level, engine, domain, risk_band)."""
+    """Metrics rows by (metric, margin, engine, domain, risk_band)."""
     return {
-        (r["metric"], r["level"], r["engine"], r["domain"], r["risk_band"]): r for r in rows
+        (r["metric"], r["margin"], r["engine"], r["domain"], r["risk_band"]): r for r in rows
     }
 
 
@@ -74,7 +74,7 @@ def headline_rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[tuple[str,
     cell shows it, so the reader sees why there is no number.
     """
     idx = index_rows(rows)
-    engines = sorted({r["engine"] for r in rows if r["level"] == "engine"})
+    engines = sorted({r["engine"] for r in rows if r["margin"] == "engine"})
     out = []
     for engine in [*engines, "all"]:
         level = "overall" if engine == "all" else "engine"
@@ -83,7 +83,7 @@ def headline_rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[tuple[str,
             row = idx.get((m, level, engine, "all", "all"))
             if row is None:
                 overall = idx.get((m, "overall", "all", "all", "all"))
-                if overall and overall.get("status") == "input_missing":
+                if overall and overall.get("reason") == "input_missing":
                     row = overall
             cells.append((m, row))
         out.append(("all engines" if engine == "all" else engine, cells))

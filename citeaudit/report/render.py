@@ -28,7 +28,7 @@ REPORT = "report"
 INDEX = "index.html"
 PLOT = "headline.svg"
 FINDINGS_LIMIT = 50
-L1_ORDER = ("pass", "changed", "dead", "unknown", "no_existence_row")
+L1_ORDER = ("pass", "changed", "dead", "unresolved", "no_existence_row")
 SUPPORT_ORDER = ("fully_supported", "partially_supported", "unsupported", "contradicted",
                  "unresolved")
 POLICY_ORDER = ("PASS", "CONTEXTUALIZE", "REVIEW", "ABSTAIN")
@@ -116,12 +116,12 @@ def _cell(row: dict[str, Any] | None, metric: str) -> dict[str, Any]:
 
 def _plot_detail(r: dict[str, Any]) -> str:
     """Why a plotted row has no estimate, or (with one) no interval; '' otherwise."""
-    if r["status"] == "no_interval":
+    if r.get("reason") == "no_interval":
         return svg.NO_INTERVAL
     if r["estimate"] is None:
         return {"no_units": "no units", "input_missing": "input missing",
                 "no_resolved_units": "no rate: every unit unresolved"}.get(
-                    r["status"], r.get("note") or "no rate")
+                    r.get("reason"), r.get("note") or "no rate")
     return ""
 
 
@@ -132,7 +132,7 @@ def _interval_rows(rows: list[dict[str, Any]], metric: str, level: str, key: str
     m = BY_NAME[metric]
     out, seen = [], set()
     for r in rows:
-        if r["metric"] == metric and r["level"] == level:
+        if r["metric"] == metric and r["margin"] == level:
             seen.add(r[key])
             out.append(svg.IntervalRow(
                 r[key], r["estimate"], r["ci_low"], r["ci_high"], _plot_detail(r),
@@ -146,14 +146,14 @@ def _interval_rows(rows: list[dict[str, Any]], metric: str, level: str, key: str
 
 
 def _rate_plots(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    engines = sorted({r["engine"] for r in rows if r["level"] == "engine"})
-    domains = sorted({r["domain"] for r in rows if r["level"] == "domain"})
+    engines = sorted({r["engine"] for r in rows if r["margin"] == "engine"})
+    domains = sorted({r["domain"] for r in rows if r["margin"] == "domain"})
     plots = []
     for m in METRICS:
         mine = [r for r in rows if r["metric"] == m.name]
         if not mine:
             continue
-        if mine[0]["status"] in ("input_missing", "no_units") and len(mine) == 1:
+        if mine[0]["reason"] in ("input_missing", "no_units") and len(mine) == 1:
             plots.append({"metric": m.name, "title": m.title, "svg": None,
                           "note": mine[0]["note"], "worse": not m.higher_is_better})
             continue
@@ -177,7 +177,7 @@ def _rate_plots(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _paired_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per engine and overall: each paired metric under both definitions, and Liu's F1."""
     idx = hl.index_rows(rows)
-    engines = sorted({r["engine"] for r in rows if r["level"] == "engine"})
+    engines = sorted({r["engine"] for r in rows if r["margin"] == "engine"})
     out = []
     for engine in [*engines, "all"]:
         level = "overall" if engine == "all" else "engine"
@@ -194,12 +194,12 @@ def _paired_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _breakdown(rows: list[dict[str, Any]], metric: str, order: tuple[str, ...],
                title: str) -> dict[str, Any] | None:
     mine = [r for r in rows if r["metric"] == metric]
-    if not mine or (len(mine) == 1 and mine[0]["status"] == "input_missing"):
+    if not mine or (len(mine) == 1 and mine[0]["reason"] == "input_missing"):
         return {"svg": None, "note": mine[0]["note"] if mine else "not computed",
                 "rows": [], "categories": []}
-    bars = [(("all engines" if r["level"] == "overall" else r["engine"]),
+    bars = [(("all engines" if r["margin"] == "overall" else r["engine"]),
              json.loads(r["breakdown"] or "{}"))
-            for r in mine if r["level"] in ("overall", "engine")]
+            for r in mine if r["margin"] in ("overall", "engine")]
     cats = [c for c in order if any(b.get(c) for _, b in bars)]
     cats += sorted({c for _, b in bars for c in b} - set(cats))
     table = [{"label": label, "counts": [b.get(c, 0) for c in cats], "total": sum(b.values())}
@@ -217,7 +217,7 @@ def _trend(trend: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]
         for t in trend:
             if t["metric"] != metric or t["estimate"] is None:
                 continue
-            name = "all engines" if t["level"] == "overall" else t["engine"]
+            name = "all engines" if t["margin"] == "overall" else t["engine"]
             series.setdefault(name, []).append(
                 (t["observation_date"], t["estimate"], t["ci_low"], t["ci_high"]))
         if not series:
@@ -259,11 +259,11 @@ def _headline_plot(rows: list[dict[str, Any]]) -> str:
         if BY_NAME[metric].kind != "rate":
             continue
         for r in rows:
-            if r["metric"] == metric and r["level"] in ("overall", "engine") and \
+            if r["metric"] == metric and r["margin"] in ("overall", "engine") and \
                     r["estimate"] is not None:
-                label = f"{hl.SHORT[metric]} · {'all' if r['level'] == 'overall' else r['engine']}"
+                label = f"{hl.SHORT[metric]} · {'all' if r['margin'] == 'overall' else r['engine']}"
                 items.append(svg.IntervalRow(label, r["estimate"], r["ci_low"], r["ci_high"],
-                                             _plot_detail(r), emphasis=r["level"] == "overall",
+                                             _plot_detail(r), emphasis=r["margin"] == "overall",
                                              n=r["denominator"], u=r["unresolved"],
                                              worse=not BY_NAME[metric].higher_is_better))
     return svg.interval_plot(items, title="Headline rates by engine (95% intervals; orange: "
@@ -299,7 +299,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
                  for engine, cells in hl.headline_rows(rows)]
     dates, trend_plots = _trend(trend)
     missing = [{"metric": r["metric"], "title": BY_NAME[r["metric"]].title, "note": r["note"]}
-               for r in rows if r["status"] == "input_missing"]
+               for r in rows if r["reason"] == "input_missing"]
     paired = [{"fail_closed": BY_NAME[a], "paper": BY_NAME[b]} for a, b in PAIRED]
     plot = _headline_plot(rows)
     context = {
@@ -312,7 +312,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
         "headline_plot": Markup(plot),
         "rate_plots": _rate_plots(rows),
         "l1": _breakdown(rows, "existence_rate", L1_ORDER,
-                         "L1 existence states by engine"),
+                         "L1 existence verdicts by engine"),
         "support": _breakdown(rows, "full_support_rate", SUPPORT_ORDER,
                               "Support labels of reviewed pairs by engine"),
         "policy": _breakdown(rows, "omission_rate", POLICY_ORDER,

@@ -123,7 +123,7 @@ def _render_support_levels(derived: Path, console: Console) -> list[dict[str, An
     con = open_catalog(derived)
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
-        rows = (duck.query(con, "report/count_support_by_level").to_pylist()
+        rows = (duck.query(con, "report/count_support_by_grain").to_pylist()
                 if "support_labels" in views else [])
     finally:
         con.close()
@@ -144,15 +144,15 @@ def _render_metadata(derived: Path, console: Console) -> None:
     con = open_catalog(derived)
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
-        rows = (duck.query(con, "report/count_metadata_outcomes").to_pylist()
+        rows = (duck.query(con, "report/count_metadata_verdicts").to_pylist()
                 if "metadata_checks" in views else [])
     finally:
         con.close()
     if rows:
         t = Table(title="L3 scholarly metadata (citations)", title_justify="left")
-        for col in ("codebook", "outcome", "citations", "retracted", "registries_disagree"):
-            t.add_column(col, justify="right" if col not in ("codebook", "outcome") else "left")
+        for col in ("codebook", "verdict", "citations", "retracted", "registries_disagree"):
+            t.add_column(col, justify="right" if col not in ("codebook", "verdict") else "left")
         for r in rows:
-            t.add_row(*(_fmt(r[c]) for c in ("codebook", "outcome", "citations", "retracted",
+            t.add_row(*(_fmt(r[c]) for c in ("codebook", "verdict", "citations", "retracted",
                                              "registries_disagree")))
         console.print(t)

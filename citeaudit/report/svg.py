@@ -15,8 +15,7 @@ from html import escape
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf",
            "#7f7f7f", "#bcbd22", "#e377c2")
 CATEGORY_COLOURS = {
-    "pass": "#2ca02c", "changed": "#ff7f0e", "dead": "#d62728", "unknown": "#7f7f7f",
-    "no_existence_row": "#bbbbbb",
+    "pass": "#2ca02c", "changed": "#ff7f0e", "dead": "#d62728", "no_existence_row": "#bbbbbb",
     "fully_supported": "#2ca02c", "partially_supported": "#bcbd22", "unsupported": "#ff7f0e",
     "contradicted": "#d62728", "unresolved": "#7f7f7f",
     "PASS": "#2ca02c", "CONTEXTUALIZE": "#1f77b4", "REVIEW": "#ff7f0e", "ABSTAIN": "#d62728",

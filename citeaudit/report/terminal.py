@@ -34,7 +34,7 @@ def latest_reports(derived: Path) -> list[tuple[str, str, Path]]:
 def _cell(row: dict | None) -> str:
     if row is None:
         return "no units"
-    if row.get("status") == "input_missing":
+    if row.get("reason") == "input_missing":
         return "input missing"
     if row.get("estimate") is None:
         return f"no rate\nu={row.get('unresolved') or 0}"

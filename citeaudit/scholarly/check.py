@@ -28,16 +28,16 @@ from citeaudit.scholarly.records import surname
 CHECK_SCHEMA = pa.schema([
     ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
     ("doi", pa.string()), ("doi_source", pa.string()), ("doi_note", pa.string()),
-    ("candidate_doi", pa.string()), ("outcome", pa.string()), ("reason", pa.string()),
-    ("mismatch_fields", pa.string()), ("fields_compared", pa.string()),
+    ("candidate_doi", pa.string()), ("verdict", pa.string()), ("reason", pa.string()),
+    ("detail", pa.string()), ("mismatch_fields", pa.string()), ("fields_compared", pa.string()),
     ("retracted", pa.bool_()), ("retraction_status", pa.string()),
     ("expression_of_concern", pa.bool_()), ("retraction_notice", pa.bool_()),
-    ("crossref_outcome", pa.string()), ("openalex_outcome", pa.string()),
+    ("crossref_verdict", pa.string()), ("openalex_verdict", pa.string()),
     ("registries_agree", pa.bool_()), ("title_similarity", pa.float64()),
     ("author_similarity", pa.float64()), ("year_delta", pa.int32()),
     ("venue_similarity", pa.float64()), ("explanation", pa.string()),
 ])
-OUTCOMES = ("consistent", "mismatch", "not_found", "unmatched", "unresolvable")
+VERDICTS = ("consistent", "mismatch", "not_found", "unmatched", "unresolved")
 VERDICT_COLUMNS = frozenset(CHECK_SCHEMA.names) - {"answer_id", "claim_id", "citation_id", "doi",
                                                   "doi_source", "doi_note"}
 

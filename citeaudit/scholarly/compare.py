@@ -9,8 +9,13 @@ Verdicts (one per citation):
 - ``not_found``: the citation's DOI got a 404 from both registries (a fabricated identifier);
 - ``unmatched``: no DOI, and the bibliographic searches of both registries answered but found no
   candidate whose title reaches ``search_similarity`` (weaker evidence than a 404);
-- ``unresolvable``: nothing to look up, or a registry could not answer (timeout, 429/5xx after
-  retries, invalid JSON) where its answer was needed: never a mismatch, never a pass.
+- ``unresolved``: nothing to look up (reason ``nothing_to_look_up``), or a registry could not
+  answer (timeout, 429/5xx after retries, invalid JSON) where its answer was needed (reason
+  ``registry_unreachable``, each registry's own verdict in ``detail``): never a mismatch, never
+  a pass.
+
+Each registry's own verdict (``crossref_verdict``, ``openalex_verdict``) takes the same values,
+plus ``other_candidate`` (its search found another work than the one kept) and ``skipped``.
 
 Every verdict carries an explanation: per registry and field, the cited value, the registry
 value, the similarity (rapidfuzz, 0-100) or year difference, and whether it passed.
@@ -97,16 +102,17 @@ class FieldCheck:
 class Verdict:
     """The combined verdict for one citation, with everything that explains it."""
 
-    outcome: str
+    verdict: str
     reason: str
+    detail: str | None = None
     candidate_doi: str | None = None
     mismatch_fields: str | None = None
     fields_compared: str = ""
     retracted: bool | None = None
     concern: bool | None = None
     retraction_notice: bool | None = None
-    crossref_outcome: str = "skipped"
-    openalex_outcome: str = "skipped"
+    crossref_verdict: str = "skipped"
+    openalex_verdict: str = "skipped"
     registries_agree: bool | None = None
     title_similarity: float | None = None
     author_similarity: float | None = None
@@ -116,9 +122,9 @@ class Verdict:
 
     def row(self) -> dict:
         out = {k: getattr(self, k) for k in (
-            "outcome", "reason", "candidate_doi", "mismatch_fields", "fields_compared",
-            "retracted", "concern", "retraction_notice", "crossref_outcome",
-            "openalex_outcome", "registries_agree", "title_similarity", "author_similarity",
+            "verdict", "reason", "detail", "candidate_doi", "mismatch_fields",
+            "fields_compared", "retracted", "concern", "retraction_notice", "crossref_verdict",
+            "openalex_verdict", "registries_agree", "title_similarity", "author_similarity",
             "year_delta", "venue_similarity")}
         out["explanation"] = json.dumps(self.explanation, sort_keys=True, ensure_ascii=False)
         return out
@@ -274,8 +280,8 @@ def decide(cited: Cited, doi: str | None, crossref: Lookup, openalex: Lookup,
     for lk in lookups:
         expl[lk.registry] = {"status": lk.status, **({"detail": lk.detail} if lk.detail else {})}
     if doi is None and not cited.title:
-        return Verdict("unresolvable", "nothing_to_look_up", explanation=expl,
-                       crossref_outcome="skipped", openalex_outcome="skipped")
+        return Verdict("unresolved", "nothing_to_look_up", explanation=expl,
+                       crossref_verdict="skipped", openalex_verdict="skipped")
 
     matched: dict[str, Work] = {}
     reg_outcome: dict[str, str] = {}
@@ -286,12 +292,12 @@ def decide(cited: Cited, doi: str | None, crossref: Lookup, openalex: Lookup,
                 matched[lk.registry] = lk.works[0]
             else:
                 reg_outcome[lk.registry] = {"not_found": "not_found"}.get(lk.status,
-                                                                          "unresolvable")
+                                                                          "unresolved")
     else:
         expl["mode"] = "search"
         for lk in lookups:
             if lk.status != "found":
-                reg_outcome[lk.registry] = "unresolvable"
+                reg_outcome[lk.registry] = "unresolved"
                 continue
             cand, score = best_candidate(cited, lk.works, th)
             expl[lk.registry]["best_search_score"] = round(score, 2)
@@ -332,7 +338,7 @@ def decide(cited: Cited, doi: str | None, crossref: Lookup, openalex: Lookup,
 
     year = best("year", worst=False)
     v = Verdict(
-        outcome="mismatch" if bad else "consistent",
+        verdict="mismatch" if bad else "consistent",
         reason=("fields_disagree" if bad else
                 ("doi_only" if not compared else "fields_agree")),
         candidate_doi=works[0].doi if doi is None else None,
@@ -350,28 +356,31 @@ def decide(cited: Cited, doi: str | None, crossref: Lookup, openalex: Lookup,
     )
     if doi is not None and any(w.doi and w.doi != doi for w in works):
         expl["record_doi_differs"] = [w.doi for w in works]
-    v.crossref_outcome = reg_outcome.get("crossref", "skipped")
-    v.openalex_outcome = reg_outcome.get("openalex", "skipped")
-    v.registries_agree = _agree(v.crossref_outcome, v.openalex_outcome, checks, matched)
+    v.crossref_verdict = reg_outcome.get("crossref", "skipped")
+    v.openalex_verdict = reg_outcome.get("openalex", "skipped")
+    v.registries_agree = _agree(v.crossref_verdict, v.openalex_verdict, checks, matched)
     return v
 
 
 def _no_record(doi: str | None, reg_outcome: dict[str, str], expl: dict) -> Verdict:
     cr, oa = reg_outcome.get("crossref", "skipped"), reg_outcome.get("openalex", "skipped")
+    detail = None
     if doi is not None and cr == "not_found" and oa == "not_found":
-        outcome, reason = "not_found", "doi_404_in_both_registries"
+        verdict, reason = "not_found", "doi_404_in_both_registries"
     elif doi is None and cr == "unmatched" and oa == "unmatched":
-        outcome, reason = "unmatched", "no_search_candidate_above_threshold"
+        verdict, reason = "unmatched", "no_search_candidate_above_threshold"
     else:
-        outcome, reason = "unresolvable", f"no_answer:crossref={cr},openalex={oa}"
-    agree = None if "unresolvable" in (cr, oa) else cr == oa
-    return Verdict(outcome, reason, crossref_outcome=cr, openalex_outcome=oa,
+        # here at least one registry could not answer where its answer was needed
+        verdict, reason = "unresolved", "registry_unreachable"
+        detail = f"crossref={cr},openalex={oa}"
+    agree = None if "unresolved" in (cr, oa) else cr == oa
+    return Verdict(verdict, reason, detail, crossref_verdict=cr, openalex_verdict=oa,
                    registries_agree=agree, explanation=expl)
 
 
 def _agree(cr: str, oa: str, checks: dict, matched: dict) -> bool | None:
     """Do Crossref and OpenAlex tell the same story? None when one could not answer."""
-    if "unresolvable" in (cr, oa) or "skipped" in (cr, oa):
+    if "unresolved" in (cr, oa) or "skipped" in (cr, oa):
         return None
     if len(matched) == 2:
         same_fields = all(

@@ -7,7 +7,7 @@ registry, or nowhere (offline, cache only).
   ``citeaudit demo-corpus``): then a loopback :class:`~citeaudit.scholarly.mirror.RegistryMirror`
   over that folder is started in-process for the duration of the step and both clients talk to
   it (the demo runs with no network). Nothing leaves the machine unless a user asks;
-- ``"offline"``: no requests at all; lookups are answered from the cache or are unresolvable;
+- ``"offline"``: no requests at all; lookups are answered from the cache or are unresolved;
 - ``"official"``: the registry's official API (online);
 - anything else: the base URL of a mirror (``https://api.crossref.org`` is replaced by it).
 

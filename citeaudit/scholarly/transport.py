@@ -233,7 +233,7 @@ class RegistrySession(requests.Session):
             self.consecutive_failures += 1
             if self.unreachable:
                 log.warning("%s unreachable after %d consecutive connection failures (last: "
-                            "%s); its remaining lookups are unresolvable (%s)", self.base_url,
+                            "%s); its remaining lookups are unresolved (%s)", self.base_url,
                             UNREACHABLE_AFTER, type(exc).__name__, UNREACHABLE)
             raise
         self.consecutive_failures = 0

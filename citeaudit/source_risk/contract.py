@@ -1,4 +1,5 @@
-"""The source-risk record contract of seed 000 §III-E: names, stages, pipeline identity, schemas.
+"""The source-risk record contract of the source-risk audit specification
+(docs/references.md#source-risk-audit): names, stages, pipeline identity, schemas.
 
 A stored record binds the query identity, the source and answer snapshot digests (SHA-256) and
 the pipeline configuration into a tuple digest, and every stored field into a record digest
@@ -13,9 +14,10 @@ import pyarrow as pa
 
 PREDICATES = ("I", "A", "M", "D")
 
-# The twelve structural defect types of seed 000 §IV-D ("identity, snapshot and record
-# checksums, missing codebook or pipeline fields, invalid nullable labels, inconsistent
-# dimensions, missing or invalid spans, mismatched quotes, and unnormalized weights").
+# The twelve structural defect types of the specification's conformance suite ("identity,
+# snapshot and record checksums, missing codebook or pipeline fields, invalid nullable labels,
+# inconsistent dimensions, missing or invalid spans, mismatched quotes, and unnormalized
+# weights").
 SEED_DEFECTS = (
     "identity_mismatch",
     "source_snapshot_checksum",
@@ -42,21 +44,23 @@ PIPELINE_DEFECTS = (
 )
 DEFECT_TYPES = SEED_DEFECTS + PIPELINE_DEFECTS
 
-# Seed 000 §III-C execution order; a record that passes all of them has completed this gate.
+# The specification's execution order; a record that passes all of them has completed this gate.
 STAGES = ("fields_and_hashes", "predicates_and_evidence", "dimensions_and_weights",
           "endpoint", "priority")
-VALIDATION_GATE = "structural_conformance"  # not semantic validation (seed 000 §V, Table IV)
+VALIDATION_GATE = "structural_conformance"  # not semantic validation (the specification)
 
 PIPELINE_NAME = "citeaudit.source_risk"
 CONTRACT_VERSION = "1"
 
+# rejected_records: the defect type is the row's reason (an enumerable code), the words are its
+# detail, and record_keys names the record the line claims to be (answer_id=..., source_url=...)
 REJECTED_SCHEMA = pa.schema([
-    ("file", pa.string()),
-    ("line", pa.int64()),
-    ("defect_type", pa.string()),
-    ("stage", pa.string()),
+    ("source_file", pa.string()),
+    ("source_line", pa.int64()),
     ("reason", pa.string()),
+    ("stage", pa.string()),
     ("detail", pa.string()),
+    ("record_keys", pa.string()),
     ("raw", pa.string()),
 ])
 

@@ -62,10 +62,10 @@ def current(con: duckdb.DuckDBPyConnection, ledger: pa.Table) -> pa.Table:
 
 
 # The ledger columns the current view, R_O, priority and policy read (not the canonical JSON).
-ENDPOINT_INPUTS = ("tuple_digest", "record_digest", "parent_record", "annotated_at", "query_id",
-                   "answer_id", "claim_id", "source_url", "canonical_url", "source_role",
-                   "codebook_version", "annotator_id", "I", "A", "M", "D", "dimensions",
-                   "weights", "validation_gate")
+ENDPOINT_INPUTS = ("tuple_digest", "record_digest", "parent_record", "annotated_at_text",
+                   "query_id", "answer_id", "claim_id", "source_url", "canonical_url",
+                   "source_role", "codebook_version", "annotator_id", "I", "A", "M", "D",
+                   "dimensions", "weights", "validation_gate")
 
 
 def endpoints(con: duckdb.DuckDBPyConnection, ledger: pa.Table, book: Codebook) -> pa.Table:

@@ -1,4 +1,5 @@
-"""Validate source-risk lines in seed 000's order and split them into ledger rows and rejections.
+"""Validate source-risk lines in the source-risk audit specification's execution order and split
+them into ledger rows and rejections.
 
 Lines come in batches (:class:`Ledger`: ``add`` one batch at a time, ``finish`` once); every
 row-wise step runs in DuckDB SQL over the batch (``sql/source_risk/``); Python only hashes

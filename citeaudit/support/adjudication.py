@@ -1,4 +1,5 @@
-"""Adjudication (seed 002 §4.3, seed 003): several annotators' judgments of one item become one
+"""Adjudication (the three-layer audit's L2 support layer and the support rubric,
+docs/references.md): several annotators' judgments of one item become one
 label (majority; a tie is unresolved and queued; disagreement kept), atomic claims aggregate
 per citation, and the review queue takes what people must look at. The rules are
 ``sql/support/select_support_labels.sql`` and ``select_review_queue.sql``.

@@ -1,4 +1,5 @@
-"""Inter-annotator agreement on support judgments (seed 000 §V-A, seed 002 §5.2).
+"""Inter-annotator agreement on support judgments (the source-risk audit specification and the
+three-layer audit, docs/references.md).
 
 Reliability is reported on the original independent human labels (before adjudication):
 Krippendorff's alpha (nominal, missing values allowed; the ``krippendorff`` package) over every
@@ -111,7 +112,7 @@ def _confusion(cells: pa.Table) -> dict[str, list[dict]]:
 
 
 def _evidence_confusion(cells: pa.Table) -> dict[str, list[dict]]:
-    """The evidence locator's signal × adjudicated human label counts, per stratum."""
+    """The evidence locator's verdict × adjudicated human verdict counts, per stratum."""
     out: dict[str, list[dict]] = {}
     for r in cells.to_pylist():
         out.setdefault(r["stratum"], []).append(_row(
@@ -141,7 +142,7 @@ def agreement(judgments: pa.Table, labels: pa.Table,
     confusion = _confusion(duck.query(con, "support/count_grader_confusion"))
     located: dict[str, list[dict]] = {}
     if evidence is not None and evidence.num_rows:
-        con.register("evidence", evidence.select(["claim_id", "citation_id", "signal",
+        con.register("evidence", evidence.select(["claim_id", "citation_id", "verdict",
                                                   "grader"]))
         located = _evidence_confusion(duck.query(con, "support/count_evidence_confusion"))
     strata = [r[0] for r in con.sql("SELECT DISTINCT stratum FROM agreement_rows").fetchall()]

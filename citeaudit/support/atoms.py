@@ -1,4 +1,5 @@
-"""Atomic statements of a claim: a rule-based, deterministic splitter (seed 002 §3).
+"""Atomic statements of a claim: a rule-based, deterministic splitter (the three-layer audit,
+docs/references.md#three-layer-audit).
 
 A claim is cut into sentences, then each sentence into coordinated clauses that each carry a
 verb (``..., and it rose ...``), so every atom can be looked for in the page on its own. The

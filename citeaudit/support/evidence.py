@@ -5,9 +5,11 @@ For every cited (claim, citation) pair with a readable archived page (``payload_
 the page's passage windows (``citeaudit.support.windows``) with BM25 in SQL over a term table
 (``sql/support/score_atom_passages.sql``: the page's windows are the collection), and the best
 passage is checked for what it visibly does not say (``select_support_evidence.sql``). The
-*signal* orders human review; it is never a support verdict, and the rows are a grader's:
+locator's ``verdict`` is a grader's signal that orders human review; it is never a support
+label (never gold), and the rows are a grader's:
 
-- ``page_unavailable``: no readable capture (the reason is kept): unknown, never negative;
+- ``unresolved``: no readable capture (the page unavailable; its cause in ``reason``),
+  never negative;
 - ``no_evidence_in_page``: no passage shares enough of the atom's content terms
   (coverage below ``evidence.no_evidence_coverage``);
 - ``mismatch_flagged``: a number, percentage, date, currency amount, quoted string or
@@ -37,8 +39,9 @@ from citeaudit.support import windows as windows_mod
 
 GRADER = "citeaudit-evidence-locator"
 GRADER_VERSION = "1.0"
-SIGNALS = ("mismatch_flagged", "no_evidence_in_page", "weak_evidence", "evidence_located",
-           "page_unavailable")
+# the locator's verdicts (support_evidence.verdict): a grader's signal, never gold
+VERDICTS = ("mismatch_flagged", "no_evidence_in_page", "weak_evidence", "evidence_located",
+            "unresolved")
 STOPWORDS = tuple(sorted(set("""
 a about above after again against all also am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further had

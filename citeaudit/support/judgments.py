@@ -1,6 +1,7 @@
-"""Support judgments (seed 003, seed 002 §4.3): annotation files, codebook mapping, rejections.
+"""Support judgments (the support rubric and the three-layer audit's L2 support layer,
+docs/references.md): annotation files, codebook mapping, rejections.
 
-``annotations/support/*.csv|parquet`` hold one judgment per row (DESIGN §4):
+``annotations/support/*.csv|parquet`` hold one judgment per row (docs/inputs.md):
 ``claim_id, citation_id, annotator_id, label, evidence_span, annotated_at, codebook_version,
 grader`` plus two optional columns, ``schema`` (which label map of the codebook the raw label
 belongs to; default: the codebook's ``support_schema``) and ``atom_id`` (the atomic proposition
@@ -47,7 +48,7 @@ ROWS_SCHEMA = pa.schema(
     + [(c, pa.string()) for c in COLUMNS]
 )
 REJECTED_SCHEMA = pa.schema([
-    ("source", pa.string()), ("file", pa.string()), ("line", pa.int64()),
+    ("source", pa.string()), ("source_file", pa.string()), ("source_line", pa.int64()),
     ("field", pa.string()), ("reason", pa.string()), ("detail", pa.string()),
     ("raw", pa.string()),
 ])

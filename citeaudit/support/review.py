@@ -86,7 +86,7 @@ def export_tasks(derived: Path, date: str, book: Codebook, claims_text: dict[str
             "capture_time": when.isoformat() if when is not None else "",
             "source": f"{r.get('evidence_url') or 'no URL'} — captured "
                       f"{when.isoformat() if when is not None else 'never (page unavailable)'}",
-            "evidence_signal": r.get("evidence_signal") or "",
+            "evidence_verdict": r.get("evidence_verdict") or "",
             "queue_reason": r["reason"], "engine": r["engine"], "domain": r["domain"],
             "codebook_version": book.version, "observation_date": date,
         }})

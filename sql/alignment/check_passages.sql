@@ -1,7 +1,7 @@
 -- Purpose: L2 mechanical passage check: is each cited quote in the aligned capture's text —
 -- located (inside its chunk_offset span, or anywhere when no span was given), shifted (found
 -- elsewhere), normalized (found only after NFC, case and whitespace normalization), absent,
--- or unresolved (no text: no usable capture, or a payload without text).
+-- or unresolved (no text: no usable capture, or a payload without text; the cause in reason).
 -- Offsets are 0-based code points, end exclusive; for `normalized` they index the normalized
 -- text (offset_space says which). Grain: one row per citation with a non-empty quote.
 -- Inputs: citations (quote, chunk_start, chunk_end), aligned (citation_captures), texts.
@@ -37,7 +37,7 @@ SELECT
         WHEN anywhere > 0 THEN 'shifted'
         WHEN norm_pos > 0 AND length(norm_quote) > 0 THEN 'normalized'
         ELSE 'absent'
-    END AS status,
+    END AS verdict,
     CASE
         WHEN text IS NULL THEN NULL
         WHEN in_chunk > 0 THEN chunk_start + in_chunk - 1
@@ -50,7 +50,7 @@ SELECT
         WHEN anywhere > 0 THEN anywhere - 1 + length(quote)
         WHEN norm_pos > 0 AND length(norm_quote) > 0 THEN norm_pos - 1 + length(norm_quote)
     END::INTEGER AS match_end,
-    CASE status
+    CASE verdict
         WHEN 'normalized' THEN 'normalized_text'
         WHEN 'located' THEN 'text'
         WHEN 'shifted' THEN 'text'
@@ -61,7 +61,8 @@ SELECT
         WHEN resolution_issue IS NOT NULL THEN resolution_issue
         WHEN payload_sha256 IS NULL THEN 'no_payload'
         WHEN final_status NOT BETWEEN 200 AND 299 THEN 'http_' || final_status
-        ELSE coalesce(text_error, 'no_text')
-    END AS unresolved_reason
+        -- the extraction error's code, without its free-text tail (`undecodable_body: ...`)
+        ELSE coalesce(split_part(text_error, ':', 1), 'no_text')
+    END AS reason
 FROM n
 ORDER BY answer_id, claim_id, citation_id

@@ -1,4 +1,5 @@
--- Purpose: seed 001's per-answer verdict: verified, or rejected by its first failing claim
+-- Purpose: the fail-closed verification rule's per-answer verdict (docs/references.md):
+-- verified, or rejected by its first failing claim
 -- (lowest claim_index) with that claim's reason. Zero claims is vacuously verified. Only a
 -- verified answer is served, so `served` and the token columns feed cost per served answer.
 -- Grain: one row per accepted answer. Inputs: answers, claim_checks.
@@ -8,7 +9,7 @@ WITH first_failure AS (
         arg_min(claim_id, claim_index) AS claim_id,
         arg_min(reason, claim_index) AS reason
     FROM claim_checks
-    WHERE NOT passed
+    WHERE verdict = 'fail'
     GROUP BY answer_id
 )
 SELECT
@@ -20,7 +21,7 @@ SELECT
     a.inclusion_prob,
     a.observed_at,
     a.n_claims,
-    f.answer_id IS NULL AS verified,
+    CASE WHEN f.answer_id IS NULL THEN 'verified' ELSE 'rejected' END AS verdict,
     f.reason,
     f.claim_index,
     f.claim_id,

@@ -1,4 +1,6 @@
--- Purpose: seed 001's fail-closed citation check for every claim of every accepted answer.
+-- Purpose: the fail-closed citation check (the fail-closed verification rule,
+-- docs/references.md#fail-closed-verification) for every claim of every accepted answer:
+-- verdict pass, or fail with the first failure's reason.
 -- Grain: one row per claim. Inputs: answers, claims, citations (one observation date).
 -- Rules: a tag half is well formed when non-empty with no colon and no whitespace; tags need
 -- brackets, "[DocID:ChunkID]". An answer that lists context_chunk_ids (a RAG system) must cite
@@ -52,11 +54,11 @@ SELECT
     cl.claim_index,
     a.engine,
     cl.n_citations,
+    CASE WHEN cl.n_citations > 0 AND f.reason IS NULL THEN 'pass' ELSE 'fail' END AS verdict,
     CASE WHEN cl.n_citations = 0 THEN 'missing_citation' ELSE f.reason END AS reason,
     CASE WHEN cl.n_citations = 0 THEN NULL ELSE f.citation_id END AS failing_citation_id,
     CASE WHEN cl.n_citations = 0 THEN NULL ELSE f.citation_index END AS failing_citation_index,
-    a.context_chunk_ids IS NOT NULL AS hallucination_checked,
-    cl.n_citations > 0 AND f.reason IS NULL AS passed
+    a.context_chunk_ids IS NOT NULL AS hallucination_checked
 FROM claims AS cl
 JOIN answers AS a USING (answer_id)
 LEFT JOIN first_failure AS f USING (answer_id, claim_id)

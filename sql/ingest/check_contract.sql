@@ -7,5 +7,6 @@ SELECT
     (SELECT count(*) - count(DISTINCT citation_id) FROM citations) AS duplicate_citation_ids,
     (SELECT count(*) FROM claims ANTI JOIN answers USING (answer_id)) AS orphan_claims,
     (SELECT count(*) FROM citations ANTI JOIN claims USING (answer_id, claim_id)) AS orphan_citations,
-    (SELECT count(*) FROM (SELECT DISTINCT file, line FROM rejected_inputs)) AS rejected_lines,
+    (SELECT count(*) FROM (SELECT DISTINCT source_file, source_line FROM rejected_inputs))
+        AS rejected_lines,
     (SELECT count(*) FROM answers) AS accepted_lines

@@ -3,7 +3,7 @@
 -- so they reach the user beside the rejected answers lines.
 -- Grain: one row per (file, line, field, reason). Inputs: $paths, the date's
 -- import_rejections/<date>/*.jsonl files (written by citeaudit.imports.engines).
-SELECT source, file, line, field, reason, detail, raw
+SELECT source, file AS source_file, line AS source_line, field, reason, detail, raw
 FROM read_json(
     $paths,
     format = 'newline_delimited',

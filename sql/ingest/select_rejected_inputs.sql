@@ -3,8 +3,8 @@
 -- Grain: one row per (file, line, field, reason). Inputs: answer_defects, answer_lines.
 SELECT
     'answers' AS source,
-    d.file,
-    d.line,
+    d.file AS source_file,
+    d.line AS source_line,
     d.field,
     d.reason,
     d.detail,

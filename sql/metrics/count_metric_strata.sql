@@ -2,11 +2,11 @@
 -- risk_band, then per engine, per domain and overall. Resolved units (y not null) make the
 -- denominator; unresolved units are counted beside it, never inside. `total` is the sum of
 -- y over resolved units (= the numerator of a 0/1 rate; total tokens for a mean). The
--- breakdown holds the unit count per category (L1 state, support label, policy action...).
+-- breakdown holds the unit count per category (L1 verdict, support verdict, policy action...).
 -- The distinct answers, queries and domains of a row are counted from the resolved units'
 -- integer codes (select_resolved_unit_codes.sql), not here: count(DISTINCT ...) over grouping
 -- sets of string ids is the one part of this aggregation DuckDB cannot spill to disk.
--- Grain: one row per (metric, level, engine, domain, risk_band). Input: metric_units.
+-- Grain: one row per (metric, margin, engine, domain, risk_band). Input: metric_units.
 SELECT
     metric,
     CASE GROUPING(engine, domain, risk_band)
@@ -14,7 +14,7 @@ SELECT
         WHEN 3 THEN 'engine'
         WHEN 5 THEN 'domain'
         ELSE 'overall'
-    END AS level,
+    END AS margin,
     CASE WHEN GROUPING(engine) = 1 THEN 'all' ELSE engine END AS engine,
     CASE WHEN GROUPING(domain) = 1 THEN 'all' ELSE domain END AS domain,
     CASE WHEN GROUPING(risk_band) = 1 THEN 'all' ELSE risk_band END AS risk_band,
@@ -31,4 +31,4 @@ GROUP BY GROUPING SETS (
     (metric, domain),
     (metric)
 )
-ORDER BY metric, level, engine, domain, risk_band
+ORDER BY metric, margin, engine, domain, risk_band

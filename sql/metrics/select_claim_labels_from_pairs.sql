@@ -1,9 +1,9 @@
 -- Purpose: a claim-level support label for citation recall, when no claim_support table
--- exists: a claim-level row of support_labels (citation_id null: the claim judged against its
+-- exists: a claim-grain row of support_labels (citation_id null: the claim judged against its
 -- citations together) wins; otherwise the pairs decide: the citations together fully support
 -- the claim when any pair is fully_supported; else unresolved when any pair is unresolved (it
--- might be supported); else the worst resolved label (contradicted > unsupported > partial).
--- A grader-only label (basis grader_only) is no human review: it counts as unresolved.
+-- might be supported); else the worst resolved verdict (contradicted > unsupported > partial).
+-- A grader-only verdict (basis grader_only) is no human review: it counts as unresolved.
 -- `human_judged` says whether any human judgment went into the label (false: the claim was
 -- labelled by a grader alone, so it has no human judgment at all).
 -- Grain: one row per claim_id with at least one adjudicated row. Input: support_labels.
@@ -12,7 +12,7 @@ WITH reviewed AS (
         claim_id,
         citation_id,
         basis IS DISTINCT FROM 'grader_only' AS human,
-        CASE WHEN basis = 'grader_only' THEN 'unresolved' ELSE label END AS label
+        CASE WHEN basis = 'grader_only' THEN 'unresolved' ELSE verdict END AS label
     FROM support_labels
 ),
 claim_level AS (

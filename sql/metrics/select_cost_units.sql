@@ -1,4 +1,5 @@
--- Purpose: units of tokens per served answer (seed 001: only verified, served answers count);
+-- Purpose: units of tokens per served answer (the fail-closed verification rule,
+-- docs/references.md: only verified, served answers count);
 -- y = input + output tokens; a served answer with no recorded cost is unresolved, never 0.
 -- Grain: one row per served answer. Inputs: answer_checks, answers (strata).
 SELECT

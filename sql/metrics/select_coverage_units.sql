@@ -1,5 +1,5 @@
--- Purpose: units of the coverage of verification-worthy claims (seed 003: uncited factual
--- claims are reviewed separately, not hidden by a rate over cited pairs): 1 when the claim
+-- Purpose: units of the coverage of verification-worthy claims (the support rubric,
+-- docs/references.md#support-rubric: uncited factual claims are reviewed separately, not hidden by a rate over cited pairs): 1 when the claim
 -- has a citation, 0 when it has none; a null worthiness flag is unresolved.
 -- Grain: one row per claim with verification_worthy true or null. Inputs: claims, answers.
 SELECT

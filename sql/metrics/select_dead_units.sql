@@ -1,5 +1,6 @@
--- Purpose: units of the L1 dead rate: citations with a resolved existence state; dead = 1,
--- the other resolved states (pass, changed) = 0; unknown or no existence row = unresolved, beside.
+-- Purpose: units of the L1 dead rate: citations with a resolved existence verdict; dead = 1,
+-- the other resolved verdicts (pass, changed) = 0; unresolved or no existence row =
+-- unresolved, beside.
 -- Grain: one row per citation_id. Inputs: citations, citation_existence, answers (strata).
 SELECT
     'dead_rate' AS metric,
@@ -10,8 +11,9 @@ SELECT
     a.domain,
     a.risk_band,
     a.inclusion_prob,
-    CASE WHEN e.state IN ('pass', 'dead', 'changed') THEN (e.state = 'dead')::DOUBLE END AS y,
-    coalesce(e.state, 'no_existence_row') AS category
+    CASE WHEN e.verdict IN ('pass', 'dead', 'changed') THEN (e.verdict = 'dead')::DOUBLE END
+        AS y,
+    coalesce(e.verdict, 'no_existence_row') AS category
 FROM citations AS c
 JOIN answers AS a USING (answer_id)
 LEFT JOIN citation_existence AS e USING (citation_id)

@@ -1,5 +1,6 @@
 -- Purpose: units of the L1 existence rate: every citation of the date, with its existence
--- state; pass = 1, dead or changed = 0, unknown (or no existence row at all) = unresolved.
+-- verdict; pass = 1, dead or changed = 0, unresolved (or no existence row at all) =
+-- unresolved.
 -- Grain: one row per citation_id. Inputs: citations, citation_existence, answers (strata).
 SELECT
     'existence_rate' AS metric,
@@ -10,8 +11,8 @@ SELECT
     a.domain,
     a.risk_band,
     a.inclusion_prob,
-    CASE e.state WHEN 'pass' THEN 1.0 WHEN 'dead' THEN 0.0 WHEN 'changed' THEN 0.0 END AS y,
-    coalesce(e.state, 'no_existence_row') AS category
+    CASE e.verdict WHEN 'pass' THEN 1.0 WHEN 'dead' THEN 0.0 WHEN 'changed' THEN 0.0 END AS y,
+    coalesce(e.verdict, 'no_existence_row') AS category
 FROM citations AS c
 JOIN answers AS a USING (answer_id)
 LEFT JOIN citation_existence AS e USING (citation_id)

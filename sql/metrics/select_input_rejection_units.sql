@@ -17,7 +17,7 @@ FROM answers
 UNION ALL
 SELECT
     'input_rejection_rate',
-    r.file || ':' || r.line,
+    r.source_file || ':' || r.source_line,
     NULL,
     NULL,
     NULL,
@@ -27,4 +27,4 @@ SELECT
     1.0,
     'rejected: ' || coalesce(min(r.reason), 'no reason')
 FROM rejected_inputs AS r
-GROUP BY r.file, r.line
+GROUP BY r.source_file, r.source_line

@@ -1,26 +1,19 @@
--- Purpose: units of the L3 not-found rate: records the registry answered for; not_found (a
--- 404: fabricated identifier) = 1, consistent or mismatch = 0; unmatched or unresolvable (or
--- an unknown outcome) = unresolved.
--- A unit whose answer is not among the date's answers is unresolved (answer_not_on_date),
--- never dropped.
+-- Purpose: units of the L3 not-found rate: records the registry answered for; verdict
+-- not_found (a 404: fabricated identifier) = 1, consistent or mismatch = 0; unmatched or
+-- unresolved (or no verdict) = unresolved.
+-- Strata, and a unit whose answer is not among the date's answers: the shared strata join
+-- (create_stratified_macro.sql).
 -- Grain: one row per metadata check. Inputs: metadata_checks, answers (strata).
-SELECT
-    'metadata_not_found_rate' AS metric,
-    m.citation_id AS unit_id,
-    m.answer_id,
-    a.query_id,
-    coalesce(a.engine, 'unknown') AS engine,
-    coalesce(a.domain, 'unknown') AS domain,
-    coalesce(a.risk_band, 'unknown') AS risk_band,
-    a.inclusion_prob,
-    CASE WHEN a.answer_id IS NOT NULL THEN (
+WITH judged AS (
+    SELECT
+        'metadata_not_found_rate' AS metric,
+        m.citation_id AS unit_id,
+        m.answer_id,
         CASE
-            WHEN m.outcome = 'not_found' THEN 1.0
-            WHEN m.outcome IN ('consistent', 'mismatch') THEN 0.0
-        END
-    ) END AS y,
-    CASE WHEN a.answer_id IS NULL THEN 'answer_not_on_date' ELSE (
-        coalesce(m.outcome, 'no_outcome')
-    ) END AS category
-FROM metadata_checks AS m
-LEFT JOIN answers AS a ON a.answer_id = m.answer_id
+            WHEN m.verdict = 'not_found' THEN 1.0
+            WHEN m.verdict IN ('consistent', 'mismatch') THEN 0.0
+        END AS y,
+        coalesce(m.verdict, 'no_verdict') AS category
+    FROM metadata_checks AS m
+)
+SELECT * FROM stratified(judged)

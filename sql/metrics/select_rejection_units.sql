@@ -1,6 +1,7 @@
--- Purpose: units of the fail-closed rejection rate (seed 001): every accepted answer; 1 when
--- the citation checks rejected it (it is never served), 0 when verified; the category is the
--- first failing claim's reason.
+-- Purpose: units of the fail-closed rejection rate (the fail-closed verification rule,
+-- docs/references.md#fail-closed-verification): every accepted answer; 1 when the citation
+-- checks rejected it (verdict rejected: it is never served), 0 when verified; the category is
+-- the first failing claim's reason.
 -- Grain: one row per answer_id. Inputs: answer_checks, answers (strata).
 SELECT
     'fail_closed_rejection_rate' AS metric,
@@ -11,7 +12,8 @@ SELECT
     a.domain,
     a.risk_band,
     a.inclusion_prob,
-    CASE WHEN k.verified THEN 0.0 WHEN NOT k.verified THEN 1.0 END AS y,
-    CASE WHEN k.verified THEN 'verified' ELSE coalesce(k.reason, 'rejected') END AS category
+    CASE k.verdict WHEN 'verified' THEN 0.0 WHEN 'rejected' THEN 1.0 END AS y,
+    CASE WHEN k.verdict = 'verified' THEN 'verified' ELSE coalesce(k.reason, 'rejected') END
+        AS category
 FROM answer_checks AS k
 JOIN answers AS a USING (answer_id)

@@ -1,6 +1,6 @@
--- Purpose: the citations the report lists under L1 findings: every state but pass (dead,
--- changed, unknown), with the cited URL and title as the engine gave them (untrusted text),
--- and the archived reference the state rests on: the capture time of the aligned capture,
+-- Purpose: the citations the report lists under L1 findings: every verdict but pass (dead,
+-- changed, unresolved), with the cited URL and title as the engine gave them (untrusted text),
+-- and the archived reference the verdict rests on: the capture time of the aligned capture,
 -- the URI its redirect chain ended at, its HTTP status and payload digest, its replay link.
 -- Grain: one row per citation (at most $limit), with the total count. Inputs:
 -- citation_existence, citations, answers (engine).
@@ -9,7 +9,7 @@ SELECT
     c.citation_id,
     c.url,
     c.title,
-    e.state,
+    e.verdict,
     e.reason,
     e.capture_time,
     e.final_uri,
@@ -20,6 +20,6 @@ SELECT
 FROM citation_existence AS e
 JOIN citations AS c ON c.citation_id = e.citation_id
 LEFT JOIN answers AS a ON a.answer_id = c.answer_id
-WHERE e.state IS DISTINCT FROM 'pass'
-ORDER BY CASE e.state WHEN 'dead' THEN 0 WHEN 'changed' THEN 1 ELSE 2 END, c.citation_id
+WHERE e.verdict IS DISTINCT FROM 'pass'
+ORDER BY CASE e.verdict WHEN 'dead' THEN 0 WHEN 'changed' THEN 1 ELSE 2 END, c.citation_id
 LIMIT $limit

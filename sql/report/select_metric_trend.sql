@@ -1,18 +1,19 @@
 -- Purpose: the trend over observation dates for the report: the overall and per-engine rows of
 -- one codebook's metrics, for every date up to the report's date.
--- Grain: one row per (observation_date, metric, level, engine). Input: the metrics dataset
+-- Grain: one row per (observation_date, metric, margin, engine). Input: the metrics dataset
 -- files ($glob, hive folders observation_date=…/codebook=…).
 SELECT
     strftime(observation_date, '%Y-%m-%d') AS observation_date,
     metric,
-    level,
+    margin,
     engine,
     estimate,
     ci_low,
     ci_high,
     denominator,
     unresolved,
-    status
+    verdict,
+    reason
 FROM read_parquet(
     $glob,
     hive_partitioning = true,
@@ -21,5 +22,5 @@ FROM read_parquet(
 )
 WHERE codebook = $codebook
     AND observation_date <= $date::DATE
-    AND level IN ('overall', 'engine')
-ORDER BY observation_date, metric, level, engine
+    AND margin IN ('overall', 'engine')
+ORDER BY observation_date, metric, margin, engine

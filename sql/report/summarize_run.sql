@@ -1,5 +1,6 @@
--- Purpose: the short summary printed after a run: volumes, rejections, seed 001 verdicts and
--- cost per served answer (seed 001: only verified, served answers count as billable queries;
+-- Purpose: the short summary printed after a run: volumes, rejections, the fail-closed
+-- verification verdicts and cost per served answer (the fail-closed verification rule,
+-- docs/references.md: only verified, served answers count as billable queries;
 -- the tokens spent on rejected answers are shown beside it, never hidden in it).
 -- Grain: one row over every date in the catalog. Inputs: the catalog views.
 SELECT
@@ -8,10 +9,10 @@ SELECT
     (SELECT count(*) FROM citations) AS citations,
     (SELECT count(*) FROM captures) AS captures,
     (SELECT count(*) FROM captures WHERE error IS NOT NULL OR truncated) AS captures_with_error,
-    (SELECT count(*) FROM (SELECT DISTINCT file, line FROM rejected_inputs)) AS rejected_lines,
+    (SELECT count(*) FROM (SELECT DISTINCT source_file, source_line FROM rejected_inputs)) AS rejected_lines,
     (SELECT count(*) FROM rejected_inputs) AS rejected_defects,
-    (SELECT count(*) FILTER (WHERE verified) FROM answer_checks) AS verified_answers,
-    (SELECT count(*) FILTER (WHERE NOT verified) FROM answer_checks) AS rejected_answers,
+    (SELECT count(*) FILTER (WHERE verdict = 'verified') FROM answer_checks) AS verified_answers,
+    (SELECT count(*) FILTER (WHERE verdict = 'rejected') FROM answer_checks) AS rejected_answers,
     (SELECT count(DISTINCT observation_date) FROM answers) AS dates,
     (SELECT sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE served)
         FROM answer_checks)::BIGINT AS tokens_served,

@@ -1,4 +1,4 @@
--- Purpose: cross-source independence per claim (seed 002 §4.4 step 3): citations of one claim
+-- Purpose: cross-source independence per claim (the three-layer audit's L3 metadata layer, docs/references.md#three-layer-audit): citations of one claim
 -- that share a payload digest or an origin (registrable domain) are one source; connected
 -- components of that "same source" relation are counted. A citation with neither key (no URL,
 -- no capture) is its own source.

@@ -1,4 +1,5 @@
--- Purpose: validate sealed source-risk records in seed 000 §III-C order and name the first
+-- Purpose: validate sealed source-risk records in the source-risk audit specification's execution order
+-- (docs/references.md#source-risk-audit) and name the first
 -- defect: (1) required fields and hashes, (2) predicate types and evidence offsets,
 -- (3) dimension mapping and weights. Grain: one row per typed line, defect_type NULL when the
 -- record conforms, with the fields a ledger row stores, in file and line order. Input:

@@ -1,4 +1,5 @@
--- Purpose: the seed 000 endpoint R_O per tuple: NULL (unresolved) when any of I, A, M, D is
+-- Purpose: the endpoint R_O per tuple (the source-risk audit specification,
+-- docs/references.md#source-risk-audit): NULL (unresolved) when any of I, A, M, D is
 -- NULL, 1 exactly for (I, A, M, D) = (1, 1, 1, 0), else 0. The NULL guard comes first because
 -- `I = 1 AND A = 1 AND M = 1 AND D = 0` is FALSE, not NULL, whenever one conjunct is false
 -- and another unknown (SQL three-valued logic). Priority is not an input.

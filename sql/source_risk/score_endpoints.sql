@@ -38,7 +38,7 @@ SELECT
     I, A, M, D,
     r_o,
     CASE WHEN r_o IS NULL THEN 'unresolved' WHEN r_o = 1 THEN 'omission'
-         ELSE 'no_omission' END AS r_o_state,
+         ELSE 'no_omission' END AS verdict,
     priority,
     CASE
         WHEN r_o IS NULL THEN 'REVIEW'

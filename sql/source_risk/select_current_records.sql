@@ -1,6 +1,7 @@
 -- Purpose: the `current` view of the append-only ledger: per tuple (and codebook, the
 -- partition), the record no other record revises; when revisions fork, the latest annotation
--- wins (annotated_at, then record digest, so the choice is deterministic).
+-- wins (annotated_at_text, the annotation time as written, then record digest, so the choice
+-- is deterministic).
 -- Grain: one row per tuple_digest. Input: sr_ledger (source_risk_records rows).
 WITH leaves AS (
     SELECT r.*
@@ -11,5 +12,5 @@ WITH leaves AS (
 SELECT *
 FROM leaves
 QUALIFY row_number() OVER (PARTITION BY tuple_digest
-                           ORDER BY annotated_at DESC NULLS LAST, record_digest DESC) = 1
+                           ORDER BY annotated_at_text DESC NULLS LAST, record_digest DESC) = 1
 ORDER BY tuple_digest

@@ -5,6 +5,9 @@
 -- per record_digest. Input: sr_spool (one batch's file, each row beside its lineage outcome:
 -- select_batch_lineage, aligned by position). Parameter: $gate (the validation gate these
 -- records completed).
+-- annotated_at and collected_at are typed TIMESTAMP WITH TIME ZONE (NULL when the text is not
+-- a timestamp); the text as written, which the record digest binds, is kept beside them as
+-- annotated_at_text and collected_at_text.
 SELECT
     s.record_digest,
     s.tuple_digest,
@@ -17,11 +20,13 @@ SELECT
     s.source_url,
     s.canonical_url,
     s.rank,
-    s.collected_at,
+    try_cast(s.collected_at AS TIMESTAMPTZ) AS collected_at,
+    s.collected_at AS collected_at_text,
     s.source_role,
     s.codebook_version,
     s.annotator_id,
-    s.annotated_at,
+    try_cast(s.annotated_at AS TIMESTAMPTZ) AS annotated_at,
+    s.annotated_at AS annotated_at_text,
     s.I,
     s.A,
     s.M,
@@ -40,7 +45,7 @@ SELECT
     s.record_json,
     s.line_sha256,
     s.line_canonical_sha256,
-    s.file,
-    s.line
+    s.file AS source_file,
+    s.line AS source_line
 FROM sr_spool AS s
 WHERE s.final_defect IS NULL

@@ -1,6 +1,6 @@
 -- Purpose: the value counts Krippendorff's alpha is computed from: human votes per label for
 -- each item of each stratum (grader rows excluded: a grader is never part of human gold), with
--- a dense unit number per stratum and the label's code (0-4 in seed 003's order, $labels).
+-- a dense unit number per stratum and the label's code (0-4 in the support rubric's order, $labels).
 -- Grain: one row per (stratum, item, label). Input: agreement_rows.
 SELECT stratum,
     (dense_rank() OVER (PARTITION BY stratum ORDER BY item) - 1)::BIGINT AS unit,

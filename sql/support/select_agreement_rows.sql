@@ -6,10 +6,10 @@ WITH base AS (
     SELECT
         j.claim_id || '|' || coalesce(j.citation_id, '') || '|' || coalesce(j.atom_id, '')
             AS item,
-        j.annotator_id, j.grader, j.is_human, j.label,
+        j.annotator_id, j.grader, j.is_human, j.verdict AS label,
         coalesce(l.engine, 'unknown') AS engine, coalesce(l.domain, 'unknown') AS domain,
         -- gold for a grader: a human, non-tied adjudication of a single-atom item
-        CASE WHEN NOT l.tie AND l.basis = 'human' AND l.n_atoms = 1 THEN l.label END AS gold
+        CASE WHEN NOT l.tie AND l.basis = 'human' AND l.n_atoms = 1 THEN l.verdict END AS gold
     FROM j
     JOIN l ON l.claim_id = j.claim_id
         AND coalesce(l.citation_id, '') = coalesce(j.citation_id, '')

@@ -13,7 +13,8 @@ SELECT c.answer_id, c.claim_id, c.citation_id, c.url,
         WHEN a.resolution_issue IS NOT NULL THEN a.resolution_issue
         WHEN a.payload_sha256 IS NULL THEN 'no_payload'
         WHEN a.final_status NOT BETWEEN 200 AND 299 THEN 'http_' || a.final_status
-        ELSE coalesce(t.error, 'no_text')
+        -- the extraction error's code, without its free-text tail (`undecodable_body: ...`)
+        ELSE coalesce(split_part(t.error, ':', 1), 'no_text')
     END AS unavailable_reason,
     an.engine, an.domain
 FROM citations AS c

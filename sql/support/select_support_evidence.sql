@@ -4,8 +4,9 @@
 -- (page_coverage), the hard-mismatch flags (numbers, percentages, dates, currency amounts,
 -- quoted strings, capitalized names of the atom that none of the top passages contains; a
 -- negation in the atom or the best passage only, counted only when that passage otherwise
--- covers the atom, since a negation in an unrelated passage says nothing) and the signal. A page without readable text
--- is `page_unavailable` (unknown), never a negative finding. Grader rows, never gold.
+-- covers the atom, since a negation in an unrelated passage says nothing) and the locator's
+-- verdict. A page without readable text is `unresolved` (its cause in reason), never a
+-- negative finding. Grader rows, never gold.
 -- Grain: one row per (claim_id, citation_id, atom_index).
 -- Inputs: pairs, atoms, atom_terms, top (score_atom_passages), windows; $located, $no_evidence,
 -- $flag_names, $stopwords, $grader, $grader_version.
@@ -111,14 +112,14 @@ SELECT answer_id, claim_id, citation_id, atom_index, atom_start, atom_end, atom_
         ELSE coverage
     END AS evidence_score,
     CASE
-        WHEN payload_sha256 IS NULL THEN 'page_unavailable'
+        WHEN payload_sha256 IS NULL THEN 'unresolved'
         WHEN n_terms = 0 THEN 'weak_evidence'
         WHEN passage_no IS NULL OR coverage < $no_evidence THEN 'no_evidence_in_page'
         WHEN len(mismatch_kinds) > 0 THEN 'mismatch_flagged'
         WHEN coverage < $located THEN 'weak_evidence'
         ELSE 'evidence_located'
-    END AS signal,
-    unavailable_reason, engine, domain,
+    END AS verdict,
+    unavailable_reason AS reason, engine, domain,
     $grader AS grader, $grader_version AS grader_version, atomization_version
 FROM scored
 ORDER BY claim_id, citation_id, atom_index

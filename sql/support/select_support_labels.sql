@@ -1,27 +1,28 @@
 -- Purpose: the `support_labels` table: each judged (claim, citation) pair adjudicated over its
 -- human annotators per atomic proposition (majority; a tie is unresolved and queued; the votes
--- and each annotator's label are kept), then aggregated over the claim's atoms (seed 002 §4.3:
+-- and each annotator's verdict are kept), then aggregated over the claim's atoms (the
+-- three-layer audit's L2 support layer, docs/references.md#three-layer-audit:
 -- any contradicted → contradicted; else any unresolved → unresolved; all fully → fully; all
 -- unsupported → unsupported; else partially supported, queued), and the review decision:
 -- partial, tied and unresolved items, items judged only by a grader, every item of a high-risk
 -- domain ($high_risk), and a deterministic sample of fully supported ones at $rate (md5 of
--- $seed and the item key). A grader's labels are kept beside, never counted as votes.
--- Grain: one row per (claim_id, citation_id) judged; citation_id NULL = claim-level judgment.
+-- $seed and the item key). A grader's verdicts are kept beside, never counted as votes.
+-- Grain: one row per (claim_id, citation_id) judged; citation_id NULL = claim-grain judgment.
 -- Inputs: support_judgments (one date, one codebook), answers (answer_id, engine, domain).
 WITH
 atoms AS (
     SELECT answer_id, claim_id, citation_id, coalesce(atom_id, '') AS atom,
         count(*) FILTER (WHERE is_human) AS n_human,
-        count(*) FILTER (WHERE is_human AND label = 'fully_supported') AS v_full,
-        count(*) FILTER (WHERE is_human AND label = 'partially_supported') AS v_partial,
-        count(*) FILTER (WHERE is_human AND label = 'unsupported') AS v_unsup,
-        count(*) FILTER (WHERE is_human AND label = 'contradicted') AS v_contra,
-        count(*) FILTER (WHERE is_human AND label = 'unresolved') AS v_unres,
-        count(DISTINCT label) FILTER (WHERE is_human) AS n_distinct,
+        count(*) FILTER (WHERE is_human AND verdict = 'fully_supported') AS v_full,
+        count(*) FILTER (WHERE is_human AND verdict = 'partially_supported') AS v_partial,
+        count(*) FILTER (WHERE is_human AND verdict = 'unsupported') AS v_unsup,
+        count(*) FILTER (WHERE is_human AND verdict = 'contradicted') AS v_contra,
+        count(*) FILTER (WHERE is_human AND verdict = 'unresolved') AS v_unres,
+        count(DISTINCT verdict) FILTER (WHERE is_human) AS n_distinct,
         count(*) FILTER (WHERE NOT is_human) AS n_grader,
-        string_agg(annotator_id || '=' || label, ';' ORDER BY annotator_id)
+        string_agg(annotator_id || '=' || verdict, ';' ORDER BY annotator_id)
             FILTER (WHERE is_human) AS human_votes,
-        string_agg(annotator_id || '=' || label, ';' ORDER BY annotator_id)
+        string_agg(annotator_id || '=' || verdict, ';' ORDER BY annotator_id)
             FILTER (WHERE NOT is_human) AS grader_votes
     FROM support_judgments
     GROUP BY ALL
@@ -68,7 +69,7 @@ items AS (
             WHEN bool_and(atom_label = 'fully_supported') THEN 'fully_supported'
             WHEN bool_and(atom_label = 'unsupported') THEN 'unsupported'
             ELSE 'partially_supported'
-        END AS label,
+        END AS verdict,
         string_agg(CASE WHEN atom = '' THEN human_votes ELSE atom || ':' || human_votes END,
             ' | ' ORDER BY atom) AS human_votes,
         string_agg(CASE WHEN atom = '' THEN grader_votes ELSE atom || ':' || grader_votes END,
@@ -86,8 +87,8 @@ decided AS (
 )
 SELECT
     answer_id, claim_id, citation_id,
-    CASE WHEN citation_id IS NULL THEN 'claim' ELSE 'citation' END AS level,
-    label, n_judgments, n_atoms,
+    CASE WHEN citation_id IS NULL THEN 'claim' ELSE 'citation' END AS grain,
+    verdict, n_judgments, n_atoms,
     n_fully_supported, n_partially_supported, n_unsupported, n_contradicted, n_unresolved,
     tie, disagreement,
     CASE WHEN grader_only THEN 'grader_only' ELSE 'human' END AS basis,
@@ -96,10 +97,10 @@ SELECT
     CASE
         WHEN tie THEN 'tie'
         WHEN grader_only THEN 'grader_only'
-        WHEN label = 'unresolved' THEN 'unresolved'
-        WHEN label = 'partially_supported' THEN 'partial'
+        WHEN verdict = 'unresolved' THEN 'unresolved'
+        WHEN verdict = 'partially_supported' THEN 'partial'
         WHEN high_risk THEN 'high_risk_domain'
-        WHEN label = 'fully_supported' AND sampled THEN 'sampled_supported'
+        WHEN verdict = 'fully_supported' AND sampled THEN 'sampled_supported'
     END AS queue_reason,
     queue_reason IS NOT NULL AS queued
 FROM decided

@@ -1,5 +1,5 @@
 -- Purpose: the support block of the run summary: per codebook version, judgments accepted and
--- rejected, adjudicated labels by class (partial and unresolved beside full support, never in
+-- rejected, adjudicated verdicts by class (partial and unresolved beside full support, never in
 -- it), ties, queued items and Krippendorff's alpha per date (NULL = undefined).
 -- Grain: one row per codebook. Inputs: catalog views support_judgments, rejected_annotations,
 -- support_labels, annotation_agreement.
@@ -8,11 +8,11 @@ j AS (SELECT codebook, count(*) AS judgments FROM support_judgments GROUP BY ALL
 r AS (SELECT codebook, count(*) AS rejected FROM rejected_annotations GROUP BY ALL),
 l AS (
     SELECT codebook, count(*) AS items,
-        count(*) FILTER (WHERE label = 'fully_supported') AS fully_supported,
-        count(*) FILTER (WHERE label = 'partially_supported') AS partially_supported,
-        count(*) FILTER (WHERE label = 'unsupported') AS unsupported,
-        count(*) FILTER (WHERE label = 'contradicted') AS contradicted,
-        count(*) FILTER (WHERE label = 'unresolved') AS unresolved,
+        count(*) FILTER (WHERE verdict = 'fully_supported') AS fully_supported,
+        count(*) FILTER (WHERE verdict = 'partially_supported') AS partially_supported,
+        count(*) FILTER (WHERE verdict = 'unsupported') AS unsupported,
+        count(*) FILTER (WHERE verdict = 'contradicted') AS contradicted,
+        count(*) FILTER (WHERE verdict = 'unresolved') AS unresolved,
         count(*) FILTER (WHERE tie) AS ties,
         count(*) FILTER (WHERE queued) AS queued
     FROM support_labels GROUP BY ALL

@@ -107,9 +107,9 @@ def test_every_planted_case_is_classified_as_planted(demo) -> None:
     for version in ("v1", "v2"):
         for case in cases:
             got = existence[(version, case["citation_id"])]
-            assert (got["state"], got["reason"]) == (case["state"], case["reason"]), case
+            assert (got["verdict"], got["reason"]) == (case["verdict"], case["reason"]), case
             p = passages.get((version, case["citation_id"]))
-            assert (p["status"] if p else None) == case["passage"], case
+            assert (p["verdict"] if p else None) == case["passage"], case
 
 
 def test_planted_alignment_details(demo) -> None:
@@ -139,8 +139,8 @@ def test_unknown_is_never_pass_or_dead_and_every_citation_has_one_row(demo) -> N
         ids = sorted(r["citation_id"] for r in existence if r["codebook"] == version)
         assert ids == sorted(r["citation_id"] for r in citations)
     for r in existence:
-        assert r["state"] in ("pass", "dead", "changed", "unknown") and r["reason"]
-        if r["state"] == "pass":
+        assert r["verdict"] in ("pass", "dead", "changed", "unresolved") and r["reason"]
+        if r["verdict"] == "pass":
             assert 200 <= r["final_status"] < 300 and r["reason"] == "ok"
     planted_plans = truth["planted"]["warc"]
     assert planted_plans.get("truncated_records", 0) >= 1
@@ -162,7 +162,7 @@ def test_crawl_plans_of_the_random_corpus_agree_with_l1(demo) -> None:
         src = web_source(world, g)
         plans[src.source_id] = src
     cited = {r["citation_id"]: r for r in _rows(derived, "citations", depth=1)}
-    expected = {"never_captured": {("unknown", "no_capture_in_window")},
+    expected = {"never_captured": {("unresolved", "no_capture_in_window")},
                 "loop": {("dead", "redirect_loop")},
                 "dead": {("dead", "http_404"), ("dead", "http_410")}}
     # The generator crawls a source on the days it is cited; a citation retrieved more than the
@@ -182,8 +182,8 @@ def test_crawl_plans_of_the_random_corpus_agree_with_l1(demo) -> None:
                         <= window.after_days * 86400
                         for t in times.get(canonicalize(cite["url"], is_tracking).key, []))
         want = expected[src.plan] if in_window or src.plan == "never_captured" else {
-            ("unknown", "no_capture_in_window")}
-        assert (r["state"], r["reason"]) in want, (src.plan, r)
+            ("unresolved", "no_capture_in_window")}
+        assert (r["verdict"], r["reason"]) in want, (src.plan, r)
         seen[src.plan if in_window else "out_of_window"] += 1
     assert seen["dead"] > 0 and sum(seen.values()) >= 3, seen
 
@@ -221,7 +221,7 @@ def test_url_agnostic_revisit_of_pywb_resolves_to_its_original(corpora: Path,
     assert out["payload_sha256"] is not None
     assert align.existence(align.align(
         citations, answers, tmp_path, _book(), capture_paths=[str(cap_path)]
-    )).to_pylist()[0]["state"] == "pass"
+    )).to_pylist()[0]["verdict"] == "pass"
 
 
 def test_payload_text_honours_euc_jp_and_gzip_of_clueweb(corpora: Path) -> None:

@@ -74,7 +74,7 @@ def test_changed_uses_the_newest_later_capture_whenever_taken(tmp_path):
     book = codebook.load_version(raw, "v1")
     aligned = align.align(ingested.citations, ingested.answers, derived, book)
     got = {r["citation_id"]: r for r in align.existence(aligned).to_pylist()}
-    states = {k: (v["state"], v["reason"]) for k, v in got.items()}
+    states = {k: (v["verdict"], v["reason"]) for k, v in got.items()}
     assert states == {
         "moved-on": ("changed", "content_changed_since_citation"),
         "gone": ("changed", "gone_since_citation"),

@@ -100,7 +100,7 @@ def sql(derived: Path, text: str) -> list[tuple]:
 def test_archived_citations_get_real_l1_states(liu_run) -> None:
     _raw, derived, urls, _port = liu_run
     rows = sql(derived, """
-        SELECT c.url, e.state, e.reason FROM citation_existence AS e
+        SELECT c.url, e.verdict, e.reason FROM citation_existence AS e
         JOIN citations AS c USING (citation_id)""")
     state = {}
     for url, st, reason in rows:
@@ -110,10 +110,10 @@ def test_archived_citations_get_real_l1_states(liu_run) -> None:
     for u in urls[8:10]:
         assert state[u] == {("dead", "http_404")}, u
     for u in urls[10:]:
-        assert state[u] == {("unknown", "no_capture_in_window")}, u
+        assert state[u] == {("unresolved", "no_capture_in_window")}, u
     counts = Counter(st for _u, st, _r in rows)
     held = sum(1 for u, _s, _r in rows if u in set(urls[:10]))
-    assert counts["pass"] + counts["dead"] == held and counts["unknown"] == len(rows) - held
+    assert counts["pass"] + counts["dead"] == held and counts["unresolved"] == len(rows) - held
     print("L1 states with a loopback archive:", dict(sorted(counts.items())))
 
 
@@ -146,12 +146,12 @@ def test_replay_link_of_an_aligned_capture_opens(liu_run) -> None:
     raw, derived, urls, port = liu_run
     links = dict(sql(derived, """
         SELECT c.url, e.replay_url FROM citation_existence AS e
-        JOIN citations AS c USING (citation_id) WHERE e.state IN ('pass', 'dead')"""))
+        JOIN citations AS c USING (citation_id) WHERE e.verdict IN ('pass', 'dead')"""))
     assert set(links) == set(urls[:10])
     url = urls[0]
     ts = (REF - dt.timedelta(days=2)).strftime("%Y%m%d%H%M%S")
     assert links[url] == f"http://127.0.0.1:{port}/audit/{ts}/{url}"
-    assert sql(derived, "SELECT count(*) FROM citation_existence WHERE state = 'unknown' "
+    assert sql(derived, "SELECT count(*) FROM citation_existence WHERE verdict = 'unresolved' "
                         "AND replay_url IS NOT NULL") == [(0,)]
     report = next(derived.glob("report/observation_date=*/codebook=*/index.html")).read_text()
     assert 'class="replay" href="http://127.0.0.1:' in report

@@ -82,10 +82,10 @@ def test_run_with_fetch_enabled_archives_live_and_aligns(tmp_path, monkeypatch):
     books = sorted(p.name for p in (derived / "citation_existence").glob(f"{day}/codebook=*"))
     assert books
     l1 = pq.read_table(derived / "citation_existence" / day / books[0] / "data.parquet")
-    states = {r["citation_id"]: (r["state"], r["reason"]) for r in l1.to_pylist()}
+    states = {r["citation_id"]: (r["verdict"], r["reason"]) for r in l1.to_pylist()}
     assert states["a1-x0"][0] == "pass"          # archived live, aligned like any capture
     assert states["a1-x1"][0] == "dead"          # a 410 at citation time
-    assert states["a1-x2"][0] == "unknown"       # never fetched: robots said no
+    assert states["a1-x2"][0] == "unresolved"       # never fetched: robots said no
     assert states["a1-x3"][0] == "pass"          # followed through the recorded hops
 
 

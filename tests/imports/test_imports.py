@@ -89,7 +89,7 @@ def test_liu_every_record_and_label_arrives(sources, imported) -> None:
     got_whole = Counter({(e, lab): n for e, lab, n in sql(derived, """
         SELECT a.engine, j.raw_label, count(*) FROM support_judgments AS j
         JOIN answers AS a USING (answer_id)
-        WHERE j.schema = 'liu2023_statement' AND j.level = 'claim' GROUP BY ALL""")})
+        WHERE j.schema = 'liu2023_statement' AND j.grain = 'claim' GROUP BY ALL""")})
     assert got_whole == whole and sum(got_whole.values()) == 292
     per_engine = Counter({e: n for e, n in sql(derived, """
         SELECT engine, count(*) FROM answers WHERE answer_id LIKE 'liu-%' GROUP BY ALL""")})
@@ -103,8 +103,8 @@ def test_liu_every_record_and_label_arrives(sources, imported) -> None:
         for (engine, raw_label), n in source.items():
             mapped[(engine, lmap[raw_label])] += n
         adjudicated = Counter({(e, lab): n for e, lab, n in sql(derived, f"""
-            SELECT engine, label, count(*) FROM support_labels
-            WHERE answer_id LIKE 'liu-%' AND level = '{level}' GROUP BY ALL""")})
+            SELECT engine, verdict, count(*) FROM support_labels
+            WHERE answer_id LIKE 'liu-%' AND grain = '{level}' GROUP BY ALL""")})
         assert adjudicated == mapped
 
 
@@ -127,7 +127,7 @@ def test_expertqa_every_record_and_label_arrives(sources, imported) -> None:
     assert per_engine == answers
     assert sql(derived, "SELECT count(*) FROM claims WHERE claim_id LIKE 'expertqa-%'")[0][0] \
         == claims
-    levels = sql(derived, "SELECT DISTINCT level FROM support_labels "
+    levels = sql(derived, "SELECT DISTINCT grain FROM support_labels "
                           "WHERE answer_id LIKE 'expertqa-%'")
     assert levels == [("claim",)]
 

@@ -1,4 +1,5 @@
-"""Answers ingestion: every defect is a rejected_inputs row naming file, line, field, reason."""
+"""Answers ingestion: every defect is a rejected_inputs row naming source file and line, field,
+reason."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def ingest(tmp_path: Path, lines: list[str]) -> answers.IngestResult:
 
 
 def rejections(result: answers.IngestResult) -> list[tuple]:
-    return [(r["line"], r["field"], r["reason"]) for r in result.rejected.to_pylist()]
+    return [(r["source_line"], r["field"], r["reason"]) for r in result.rejected.to_pylist()]
 
 
 def test_good_answer_is_split_into_tables(tmp_path: Path) -> None:
@@ -120,7 +121,7 @@ def test_not_an_object_and_invalid_utf8(tmp_path: Path) -> None:
     (folder / "eng.jsonl").write_bytes(b'[1, 2]\n{"answer_id": "\xff"}\n')
     result = answers.ingest_files(answers.answer_files(tmp_path, "2026-11-01"), tmp_path)
     assert rejections(result) == [(1, None, "not_an_object"), (2, None, "invalid_utf8")]
-    assert result.rejected.column("file").to_pylist()[0] == "answers/2026-11-01/eng.jsonl"
+    assert result.rejected.column("source_file").to_pylist()[0] == "answers/2026-11-01/eng.jsonl"
 
 
 def test_empty_date_gives_empty_tables(tmp_path: Path) -> None:

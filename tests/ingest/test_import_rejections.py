@@ -24,5 +24,7 @@ def test_import_rejections_become_rejected_rows(tmp_path: Path) -> None:
     (other / "y.jsonl").write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
     table = answers.import_rejections(tmp_path, "2026-11-30")
     assert table.schema == answers.REJECTED_SCHEMA
-    assert table.to_pylist() == sorted(rows, key=lambda r: (r["file"], r["line"]))
+    renamed = [{"source_file": r["file"], "source_line": r["line"],
+                **{k: v for k, v in r.items() if k not in ("file", "line")}} for r in rows]
+    assert table.to_pylist() == sorted(renamed, key=lambda r: (r["source_file"], r["source_line"]))
     assert answers.import_rejections(tmp_path, "2026-12-01").num_rows == 0

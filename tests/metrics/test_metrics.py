@@ -54,14 +54,14 @@ def read_rows(derived: Path, date: str = DATE, version: str = VERSION) -> list[d
 
 def row(rows: list[dict], metric: str, level: str = "overall", engine: str = "all",
         domain: str = "all", risk_band: str = "all") -> dict:
-    hits = [r for r in rows if (r["metric"], r["level"], r["engine"], r["domain"],
+    hits = [r for r in rows if (r["metric"], r["margin"], r["engine"], r["domain"],
                                 r["risk_band"]) == (metric, level, engine, domain, risk_band)]
     assert len(hits) == 1, (metric, level, engine, domain, risk_band, len(hits))
     return hits[0]
 
 
 def test_seed_003_example_eight_of_ten_with_unresolved_beside(tmp_path: Path) -> None:
-    """Seed 003: 8 fully of 10 accessible reviewed pairs (1 partial, 1 unsupported) = 80%;
+    """The support rubric: 8 fully of 10 accessible reviewed pairs (1 partial, 1 unsupported) = 80%;
     2 unresolved pairs are reported beside, never in the denominator."""
     answers = [{**a, "engine": "gamma", "domain": "health", "risk_band": "high",
                 "inclusion_prob": 1.0, "query_id": "q" + a["answer_id"]}
@@ -95,7 +95,7 @@ def test_seed_003_example_eight_of_ten_with_unresolved_beside(tmp_path: Path) ->
     # no citation_existence, no omission_endpoints: said so, with no numbers at all
     for metric in ("existence_rate", "omission_rate", "metadata_mismatch_rate"):
         hits = [r for r in rows if r["metric"] == metric]
-        assert len(hits) == 1 and hits[0]["status"] == "input_missing", hits
+        assert len(hits) == 1 and hits[0]["reason"] == "input_missing", hits
         assert hits[0]["estimate"] is None and hits[0]["denominator"] is None
         assert "not a zero" in hits[0]["note"]
 
@@ -105,7 +105,7 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
     ids = [a["answer_id"] for a in answers]
     w = {a["answer_id"]: 1.0 / a["inclusion_prob"] for a in answers}
     dom = {a["answer_id"]: a["domain"] for a in answers}
-    states = dict(zip(ids[:22], (["pass"] * 3 + ["dead", "changed", "unknown"]) * 4,
+    states = dict(zip(ids[:22], (["pass"] * 3 + ["dead", "changed", "unresolved"]) * 4,
                       strict=False))  # a22, a23 have no existence row: unresolved too
     write_daily(
         tmp_path, answers,
@@ -124,7 +124,7 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
     materialize(tmp_path)
     rows = read_rows(tmp_path)
 
-    # existence: citations of every cited answer; unknown and missing rows are unresolved
+    # existence: citations of every cited answer; unresolved and missing rows are unresolved
     cited = [i for i in ids if i not in {"a03", "a04"}]
     y = {i: {"pass": 1.0, "dead": 0.0, "changed": 0.0}.get(states.get(i, "")) for i in cited}
     resolved = [i for i in cited if y[i] is not None]
@@ -177,7 +177,8 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
     unresolved = sum(1 for lab in recall_units.values() if lab == "unresolved") + 1 + 1
     assert rec["unresolved"] == unresolved
 
-    # seed 001: rejected answers, and tokens of served answers only (no cost: unresolved)
+    # the fail-closed verification rule: rejected answers, and tokens of served answers only
+    # (no cost: unresolved)
     rej = row(rows, "fail_closed_rejection_rate")
     assert (rej["numerator"], rej["denominator"], rej["unresolved"]) == (2, 24, 0)
     cost = row(rows, "cost_per_served_answer")
@@ -188,15 +189,17 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
     assert (lines["numerator"], lines["denominator"]) == (2, 26)
     assert json.loads(lines["breakdown"]) == {"accepted": 24, "rejected: missing_field": 2}
     assert not [r for r in rows if r["metric"] == "input_rejection_rate"
-                and r["level"] != "overall"]
+                and r["margin"] != "overall"]
 
     # omission_endpoints absent: one input_missing row and nothing else for that metric
     om = [r for r in rows if r["metric"] == "omission_rate"]
-    assert [(r["status"], r["estimate"]) for r in om] == [("input_missing", None)]
+    assert [(r["verdict"], r["reason"], r["estimate"]) for r in om] == [
+        ("unresolved", "input_missing", None)]
 
     # every computed row: unresolved never in the denominator, interval around the estimate
     for r in rows:
-        if r["status"] == "ok" and r["metric"] != "liu_citation_f1":  # F1: no count of its own
+        if (r["verdict"], r["reason"]) == ("estimated", None) \
+                and r["metric"] != "liu_citation_f1":  # F1: no count of its own
             assert r["denominator"] > 0 and r["estimate"] is not None
             if r["ci_low"] is not None:
                 assert r["ci_low"] <= r["estimate"] <= r["ci_high"]
@@ -226,7 +229,7 @@ def test_recall_prefers_claim_level_rows_and_pairs_ignore_them(tmp_path: Path) -
 def test_metrics_are_deterministic_and_follow_new_inputs(tmp_path: Path) -> None:
     answers = answer_rows(12)
     write_daily(tmp_path, answers)
-    write_existence(tmp_path, {a["answer_id"]: ("pass", "dead", "unknown")[i % 3]
+    write_existence(tmp_path, {a["answer_id"]: ("pass", "dead", "unresolved")[i % 3]
                                for i, a in enumerate(answers)})
     path = tmp_path / "metrics" / f"observation_date={DATE}" / f"codebook={VERSION}"
     checks = {c.check_name: c for c in materialize(tmp_path).get_asset_check_evaluations()}
@@ -237,7 +240,7 @@ def test_metrics_are_deterministic_and_follow_new_inputs(tmp_path: Path) -> None
     first = hashlib.sha256((path / "data.parquet").read_bytes()).hexdigest()
     materialize(tmp_path)
     assert hashlib.sha256((path / "data.parquet").read_bytes()).hexdigest() == first
-    assert row(read_rows(tmp_path), "omission_rate")["status"] == "input_missing"
+    assert row(read_rows(tmp_path), "omission_rate")["reason"] == "input_missing"
     # the omission stage lands: its rows replace the input_missing row
     # (a tuple whose answer is not among the date's answers is unresolved, never dropped)
     write_omission(tmp_path, {"a00": (1, "CONTEXTUALIZE"), "a01": (0, "PASS"),
@@ -245,25 +248,26 @@ def test_metrics_are_deterministic_and_follow_new_inputs(tmp_path: Path) -> None
                               "x99": (1, "CONTEXTUALIZE")})
     materialize(tmp_path)
     om = row(read_rows(tmp_path), "omission_rate")
-    assert (om["status"], om["numerator"], om["denominator"], om["unresolved"]) == (
-        "ok", 1, 3, 2)
+    assert (om["verdict"], om["reason"], om["numerator"], om["denominator"],
+            om["unresolved"]) == ("estimated", None, 1, 3, 2)
     assert json.loads(om["breakdown"]) == {"CONTEXTUALIZE": 1, "PASS": 2, "REVIEW": 1,
                                            "answer_not_on_date": 1}
     orphan = row(read_rows(tmp_path), "omission_rate", "engine", "unknown")
-    assert (orphan["status"], orphan["unresolved"]) == ("no_resolved_units", 1)
+    assert (orphan["verdict"], orphan["reason"], orphan["unresolved"]) == (
+        "unresolved", "no_resolved_units", 1)
     cc = row(read_rows(tmp_path), "omission_complete_case_coverage")
     assert (cc["numerator"], cc["denominator"], cc["unresolved"]) == (3, 4, 1)
 
 
 def test_metrics_on_the_demo_pipeline_match_the_daily_tables(demo_run) -> None:
-    """Through `citeaudit run` (the shared demo run): the seed 001 rows agree with
+    """Through `citeaudit run` (the shared demo run): the fail-closed verification rows agree with
     answer_checks for every date."""
     derived = demo_run.derived
     con = duckdb.connect()
     checks = str(derived / "answer_checks" / "*" / "data.parquet")
     for date in ("2026-11-01", "2026-11-02"):
         expect = con.execute(
-            "SELECT count(*) FILTER (WHERE NOT verified), count(*), "
+            "SELECT count(*) FILTER (WHERE verdict = 'rejected'), count(*), "
             "avg(input_tokens + output_tokens) FILTER (WHERE served) "
             "FROM read_parquet($glob, hive_partitioning = true) "
             "WHERE observation_date = $date::DATE",
@@ -275,7 +279,7 @@ def test_metrics_on_the_demo_pipeline_match_the_daily_tables(demo_run) -> None:
             assert (rej["numerator"], rej["denominator"]) == (expect[0], expect[1])
             cost = row(rows, "cost_per_served_answer")
             assert cost["estimate"] == pytest.approx(expect[2])
-            engines = {r["engine"] for r in rows if r["level"] == "engine"}
+            engines = {r["engine"] for r in rows if r["margin"] == "engine"}
             assert engines == {"perplexity", "copilot", "google_ai_overview", "inhouse_rag"}
             assert np.isfinite(row(rows, "verification_coverage")["ci_low"])
 

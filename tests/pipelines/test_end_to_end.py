@@ -92,7 +92,8 @@ def rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
 
 def test_rejected_inputs_are_exactly_the_planted_ones(pipeline: dict) -> None:
     got = rows(
-        pipeline["con"], "SELECT file, line, field, reason FROM rejected_inputs ORDER BY ALL"
+        pipeline["con"], "SELECT source_file AS file, source_line AS line, field, reason "
+        "FROM rejected_inputs ORDER BY ALL"
     )
     want = sorted(
         pipeline["truth"]["rejected_inputs"],
@@ -107,7 +108,7 @@ def test_claim_failures_are_exactly_the_planted_ones(pipeline: dict) -> None:
     got = rows(
         pipeline["con"],
         "SELECT answer_id, claim_id, claim_index, reason FROM claim_checks "
-        "WHERE NOT passed ORDER BY ALL",
+        "WHERE verdict = 'fail' ORDER BY ALL",
     )
     want = sorted(
         pipeline["truth"]["claim_failures"], key=lambda r: (r["answer_id"], r["claim_index"])
@@ -124,7 +125,8 @@ def test_claim_failures_are_exactly_the_planted_ones(pipeline: dict) -> None:
 def test_answer_verdicts_match(pipeline: dict) -> None:
     got = rows(
         pipeline["con"],
-        "SELECT answer_id, verified, reason, claim_index FROM answer_checks ORDER BY answer_id",
+        "SELECT answer_id, verdict = 'verified' AS verified, reason, claim_index "
+        "FROM answer_checks ORDER BY answer_id",
     )
     assert got == sorted(pipeline["truth"]["answer_verdicts"], key=lambda r: r["answer_id"])
 

@@ -238,7 +238,7 @@ def test_renamed_source_risk_file_and_no_registry_end_to_end(demo_run, tmp_path,
 
     for table in ("source_risk_records", "rejected_records", "omission_endpoints"):
         assert count(copy.derived, table) == count(demo_run.derived, table) > 0, table
-    files = {r["file"] for f in copy.derived.glob(
+    files = {r["source_file"] for f in copy.derived.glob(
         "source_risk_records/*/codebook=v1/data.parquet") for r in pq.read_table(f).to_pylist()}
     assert files == {"team/risk.jsonl"}
 

@@ -89,7 +89,7 @@ def test_report_is_self_contained_escaped_and_linked(built) -> None:
         assert f"<th>{engine}</th>" in html
     assert html.count('<svg class="plot"') >= 10
     assert len(re.findall(r'class="mark', html)) > 50
-    for section in ("L1 existence state breakdown", "Support label breakdown",
+    for section in ("L1 existence verdict breakdown", "Support verdict breakdown",
                     "Omission findings and policy actions", "Review queue",
                     "Annotator agreement", "Trend over observation dates"):
         assert section in html

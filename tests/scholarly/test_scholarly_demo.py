@@ -82,9 +82,9 @@ def test_every_planted_case_gets_its_expected_verdict(run):
     seen = set()
     for row in rows:
         want = expected[row["source_id"]]
-        got = (row["outcome"], row["mismatch_fields"], row["retracted"], row["candidate_doi"],
+        got = (row["verdict"], row["mismatch_fields"], row["retracted"], row["candidate_doi"],
                row["registries_agree"])
-        assert got == (want["outcome"], want["mismatch_fields"], want["retracted"],
+        assert got == (want["verdict"], want["mismatch_fields"], want["retracted"],
                        want["candidate_doi"], want["registries_agree"]), \
             (row["source_id"], want, row["explanation"])
         seen.add(want["defect"])
@@ -93,7 +93,7 @@ def test_every_planted_case_gets_its_expected_verdict(run):
             "no_doi_registered"} <= seen, seen
     assert any(r["retracted"] for r in rows)
     assert any(r["registries_agree"] is False for r in rows)
-    assert all(r["outcome"] != "unresolvable" for r in rows)
+    assert all(r["verdict"] != "unresolved" for r in rows)
 
 
 def test_one_request_per_new_lookup_and_none_on_a_second_run(run):
@@ -150,7 +150,7 @@ def _materialize(raw: Path, derived: Path, home: Path, **resources) -> list[dict
         assert result.success
     path = derived / "metadata_checks" / "observation_date=2026-11-01" / "codebook=v1"
     con = duckdb.connect()
-    return con.sql(f"""SELECT citation_id, outcome, mismatch_fields, retracted, candidate_doi,
+    return con.sql(f"""SELECT citation_id, verdict, mismatch_fields, retracted, candidate_doi,
         retraction_status, registries_agree
         FROM read_parquet('{path}/data.parquet')
         ORDER BY citation_id""").to_arrow_table().to_pylist()
@@ -163,7 +163,7 @@ def test_offline_run_checks_from_the_cache_and_fails_closed_without_it(run, tmp_
 
     raw, derived, _, _ = run
     online = _checks(derived)
-    want = sorted((r["citation_id"], r["outcome"], r["mismatch_fields"], r["retracted"],
+    want = sorted((r["citation_id"], r["verdict"], r["mismatch_fields"], r["retracted"],
                    r["candidate_doi"]) for r in online
                   if r["codebook"] == "v1" and str(r["observation_date"]) == "2026-11-01")
     offline = {"crossref": CrossrefResource(base_url="offline"),
@@ -172,12 +172,12 @@ def test_offline_run_checks_from_the_cache_and_fails_closed_without_it(run, tmp_
     copy = tmp_path / "derived"
     shutil.copytree(derived, copy)
     rows = _materialize(raw, copy, tmp_path / "home1", **offline)
-    assert sorted((r["citation_id"], r["outcome"], r["mismatch_fields"], r["retracted"],
+    assert sorted((r["citation_id"], r["verdict"], r["mismatch_fields"], r["retracted"],
                    r["candidate_doi"]) for r in rows) == want
-    # without the cache: every verdict is unresolvable, never a mismatch, a 404 or a pass
+    # without the cache: every verdict is unresolved, never a mismatch, a 404 or a pass
     shutil.rmtree(copy / "scholarly_records")
     rows = _materialize(raw, copy, tmp_path / "home2", **offline)
-    assert rows and {r["outcome"] for r in rows} == {"unresolvable"}
+    assert rows and {r["verdict"] for r in rows} == {"unresolved"}
     assert {r["retraction_status"] for r in rows} == {"unknown"}
     assert all(r["mismatch_fields"] is None and r["retracted"] is None
                and r["registries_agree"] is None for r in rows)

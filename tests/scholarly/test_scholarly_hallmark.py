@@ -100,9 +100,9 @@ def test_checker_over_hallmark_against_the_recorded_registry(corpora, hallmark):
                     clients.parse_lookup(cr) if cr else compare.Lookup("crossref", "skipped"),
                     clients.parse_lookup(oa) if oa else compare.Lookup("openalex", "skipped"),
                     TH)
-                counts[(ref["label"], "doi" if f.doi else "no_doi", v.outcome)] += 1
-                assert v.outcome in ("not_found", "unmatched"), (ref["fields"], v.explanation)
-                assert f.doi or v.outcome != "not_found"
+                counts[(ref["label"], "doi" if f.doi else "no_doi", v.verdict)] += 1
+                assert v.verdict in ("not_found", "unmatched"), (ref["fields"], v.explanation)
+                assert f.doi or v.verdict != "not_found"
         requests = store.counts["requests"]
     for name, counts in table.items():
         print(f"\n{name}: " + ", ".join(f"{k}={n}" for k, n in sorted(counts.items())))

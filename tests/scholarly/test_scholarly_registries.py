@@ -61,8 +61,8 @@ def elife(corpora) -> compare.Cited:
 
 def test_real_record_is_consistent_in_both_registries(mirror, elife):
     v = check(mirror, elife, ELIFE)
-    assert v.outcome == "consistent", v.explanation
-    assert (v.crossref_outcome, v.openalex_outcome, v.registries_agree) == \
+    assert v.verdict == "consistent", v.explanation
+    assert (v.crossref_verdict, v.openalex_verdict, v.registries_agree) == \
         ("consistent", "consistent", True)
     assert v.fields_compared == "title,first_author,year,venue"
     assert v.title_similarity == 100.0 and v.retracted is False
@@ -79,20 +79,20 @@ def test_real_record_is_consistent_in_both_registries(mirror, elife):
 ])
 def test_perturbed_real_record_is_a_mismatch_of_that_field(mirror, elife, perturb, want):
     v = check(mirror, perturb(elife), ELIFE)
-    assert v.outcome == "mismatch", v.explanation
+    assert v.verdict == "mismatch", v.explanation
     assert v.mismatch_fields == want
-    assert v.crossref_outcome == v.openalex_outcome == "mismatch"
+    assert v.crossref_verdict == v.openalex_verdict == "mismatch"
 
 
 def test_year_off_by_one_is_tolerated_for_online_first(mirror, elife):
     v = check(mirror, compare.Cited(elife.title, elife.authors, elife.year + 1, elife.venue),
               ELIFE)
-    assert v.outcome == "consistent" and v.year_delta == 1
+    assert v.verdict == "consistent" and v.year_delta == 1
 
 
 def test_doi_of_another_paper_mismatches_every_field(mirror, elife):
     v = check(mirror, elife, VQF)
-    assert v.outcome == "mismatch"
+    assert v.verdict == "mismatch"
     assert v.mismatch_fields == "title,first_author,year,venue"
     assert v.title_similarity < 50
 
@@ -102,10 +102,10 @@ def test_dropped_subtitle_is_not_a_mismatch_but_a_wrong_one_is(mirror, corpora):
     main = cited.title.split(":")[0]
     ok = check(mirror, compare.Cited(main, cited.authors, cited.year, cited.venue),
                "10.1371/journal.pone.0020476")
-    assert ok.outcome == "consistent"
+    assert ok.verdict == "consistent"
     bad = check(mirror, compare.Cited(main + ": a follow-up study", cited.authors, cited.year,
                                       cited.venue), "10.1371/journal.pone.0020476")
-    assert (bad.outcome, bad.mismatch_fields) == ("mismatch", "title")
+    assert (bad.verdict, bad.mismatch_fields) == ("mismatch", "title")
 
 
 def test_unknown_doi_is_not_found_in_both_with_crossrefs_real_404_body(mirror, corpora):
@@ -116,7 +116,7 @@ def test_unknown_doi_is_not_found_in_both_with_crossrefs_real_404_body(mirror, c
     assert NOT_FOUND_CROSSREF.decode() in cassette
     v = check(mirror, compare.Cited("Some title", ("A Person",), 2011, "PLoS ONE"),
               "10.1371/notarealdoi")
-    assert (v.outcome, v.reason) == ("not_found", "doi_404_in_both_registries")
+    assert (v.verdict, v.reason) == ("not_found", "doi_404_in_both_registries")
     assert v.registries_agree is True and v.mismatch_fields is None
 
 
@@ -125,8 +125,8 @@ def test_sici_doi_found_in_openalex_only(mirror):
     cited = compare.Cited("The impact of parasite manipulation and predator foraging behavior "
                           "on predator-prey communities", ("Andy Fenton",), 2006, "Ecology")
     v = check(mirror, cited, sici)
-    assert (v.crossref_outcome, v.openalex_outcome) == ("not_found", "consistent")
-    assert v.outcome == "consistent" and v.registries_agree is False
+    assert (v.crossref_verdict, v.openalex_verdict) == ("not_found", "consistent")
+    assert v.verdict == "consistent" and v.registries_agree is False
 
 
 @pytest.mark.parametrize("fault", ["429", "500", "timeout", "invalid_json"])
@@ -135,7 +135,7 @@ def test_outage_is_unresolvable_after_bounded_retries(mirror, elife, fault):
     cr, oa = _clients(mirror, retries=2)
     fetches = cr.work(ELIFE), oa.work(ELIFE)
     v = compare.decide(elife, ELIFE, *(clients.parse_lookup(f) for f in fetches), TH)
-    assert v.outcome == "unresolvable", v.explanation
+    assert v.verdict == "unresolved", v.explanation
     assert v.mismatch_fields is None and v.retracted is None and v.registries_agree is None
     retried = fault in ("429", "500", "timeout")
     # one logical request per registry; 1 + 2 retries on the wire when the fault is retryable
@@ -152,13 +152,15 @@ def test_outage_is_unresolvable_after_bounded_retries(mirror, elife, fault):
 def test_outage_in_one_registry_and_404_in_the_other_is_not_a_fabrication(mirror):
     mirror.faults = {"crossref": "500"}
     v = check(mirror, compare.Cited("x", ("A B",), 2020, None), "10.1371/notarealdoi")
-    assert v.outcome == "unresolvable" and v.openalex_outcome == "not_found"
+    assert v.verdict == "unresolved" and v.openalex_verdict == "not_found"
+    assert (v.reason, v.detail) == ("registry_unreachable",
+                                    "crossref=unresolved,openalex=not_found")
 
 
 def test_strong_search_candidate_is_checked_and_kept(mirror, corpora):
     cited = compare.Cited("Vector Quotient Filters", ("Prashant Pandey",), 2021, None)
     v = check(mirror, cited, None)
-    assert v.outcome == "consistent" and v.candidate_doi == VQF
+    assert v.verdict == "consistent" and v.candidate_doi == VQF
 
 
 def test_weak_search_candidates_are_unmatched_not_not_found(mirror):
@@ -168,25 +170,25 @@ def test_weak_search_candidates_are_unmatched_not_not_found(mirror):
     v = check(mirror, cited, None)
     expl = v.explanation
     assert expl["openalex"]["candidates"] >= 1  # the registry did return something, weak
-    assert v.outcome == "unmatched" and v.candidate_doi is None
+    assert v.verdict == "unmatched" and v.candidate_doi is None
     assert v.reason == "no_search_candidate_above_threshold"
 
 
 def test_search_outage_is_unresolvable_not_unmatched(mirror):
     mirror.faults = {"openalex": "429"}
     v = check(mirror, compare.Cited("A computational approach to theme in the novel"), None)
-    assert v.outcome == "unresolvable"
+    assert v.verdict == "unresolved"
 
 
 def test_nothing_to_look_up_is_unresolvable(mirror):
     v = check(mirror, compare.Cited(), None)
-    assert (v.outcome, v.reason) == ("unresolvable", "nothing_to_look_up")
+    assert (v.verdict, v.reason) == ("unresolved", "nothing_to_look_up")
 
 
 def test_recorded_correction_is_not_a_retraction(mirror, corpora):
     cited = _cited_from_crossref(corpora, "10.1371_journal.pone.0033693.json")
     v = check(mirror, cited, "10.1371/journal.pone.0033693")
-    assert v.outcome == "consistent" and v.retracted is False
+    assert v.verdict == "consistent" and v.retracted is False
     assert "updated-by:correction" in v.explanation["crossref"]["notices"][0]
 
 
@@ -206,9 +208,9 @@ def test_retraction_sets_the_flag(corpora, tmp_path):
     with RegistryMirror([tmp_path / "cr"], [tmp_path / "oa"]) as m:
         v = check(m, _cited_from_crossref(corpora, "10.1371_journal.pone.0033693.json"),
                   "10.1371/journal.pone.0033693")
-        assert v.outcome == "consistent" and v.retracted is True
+        assert v.verdict == "consistent" and v.retracted is True
         w = check(m, _cited_from_crossref(corpora, "10.7554_elife.01567.json"), ELIFE)
-        assert w.retracted is True and w.crossref_outcome == "not_found"
+        assert w.retracted is True and w.crossref_verdict == "not_found"
     assert records.from_crossref(body).retracted
 
 

@@ -69,14 +69,14 @@ def test_lineage_across_batches(sealed) -> None:
     texts = [json.dumps(r) for r in children] + [base_line, json.dumps(other), base_line,
                                                   "{not json", ""]
     whole = _same_in_batches(texts, sizes=(1, 3, 4))
-    defects = dict(zip(whole.rejected.column("line").to_pylist(),
-                       whole.rejected.column("defect_type").to_pylist(), strict=True))
+    defects = dict(zip(whole.rejected.column("source_line").to_pylist(),
+                       whole.rejected.column("reason").to_pylist(), strict=True))
     assert defects == {4: "revision_identity", 5: "orphan_revision", 6: "orphan_revision",
                        9: "duplicate_record", 10: "malformed_json", 11: "malformed_json"}
     ledger = {r["annotator_id"]: r for r in whole.records.to_pylist()}
     for name in ("by-record", "by-line", "by-canonical"):
         assert ledger[name]["parent_record"] == base["record_digest"], name
-    assert ledger["fixture-annotator"]["line"] in (7, 8)
+    assert ledger["fixture-annotator"]["source_line"] in (7, 8)
 
 
 def test_conformance_mutations_in_batches(sealed) -> None:
@@ -85,7 +85,7 @@ def test_conformance_mutations_in_batches(sealed) -> None:
         mutated, reseal = mutations.mutate(record, defect)
         rows.append(fixtures.seal([mutated])[0] if reseal else mutated)
     whole = _same_in_batches([json.dumps(r) for r in rows + sealed], sizes=(7,))
-    assert whole.rejected.column("defect_type").to_pylist() == list(contract.SEED_DEFECTS * 2)
+    assert whole.rejected.column("reason").to_pylist() == list(contract.SEED_DEFECTS * 2)
 
 
 JSON_VALUES = st.sampled_from([None, "U", 0, 1, 2, "0", 1.0, True, -1, "", "x", [], {}, [1],

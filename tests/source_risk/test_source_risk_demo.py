@@ -1,8 +1,9 @@
 """The demo corpus through `citeaudit run`: source-risk outputs match the planted ground truth.
 
 Every planted malformed line lands in rejected_records with its defect type (one or more of each
-of seed 000's twelve); every good tuple reaches omission_endpoints with the current record's
-predicates, R_O and the policy action the codebook implies (computed here independently).
+of the source-risk specification's twelve); every good tuple reaches omission_endpoints with the
+current record's predicates, R_O and the policy action the codebook implies (computed here
+independently).
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ def test_rejected_records_match_planted_defects(run, version) -> None:
     _, derived, truth = run
     planted = truth["source_risk"]["planted_defects"]
     assert {p["defect_type"] for p in planted} >= set(contract.SEED_DEFECTS)
-    got = {(r["file"], r["line"], r["defect_type"]) for r in _rows(derived, "rejected_records",
-                                                                    version)}
+    got = {(r["source_file"], r["source_line"], r["reason"])
+           for r in _rows(derived, "rejected_records", version)}
     assert got == {(p["file"], p["line"], p["defect_type"]) for p in planted}
 
 

@@ -1,4 +1,5 @@
-"""Source-risk record validation, endpoint and policy (seed 000 §III) on real DuckDB SQL."""
+"""Source-risk record validation, endpoint and policy (the source-risk audit specification,
+docs/references.md) on real DuckDB SQL."""
 
 from __future__ import annotations
 
@@ -41,8 +42,8 @@ def test_each_seed_defect_is_rejected_with_its_type(sealed, defect) -> None:
     result = _run([mutated])
     assert result.records.num_rows == 0
     row = result.rejected.to_pylist()[0]
-    assert row["defect_type"] == defect
-    assert row["reason"] and row["raw"] and row["stage"] in contract.STAGES
+    assert row["reason"] == defect
+    assert row["detail"] and row["raw"] and row["stage"] in contract.STAGES
 
 
 @pytest.mark.parametrize("value", ["U", 0, "missing", "0", 2, 1.0, True])
@@ -56,9 +57,9 @@ def test_u_zero_and_missing_key_are_not_null(sealed, value) -> None:
         rec["predicates"]["A"] = value
     result = _run(fixtures.seal([rec]))
     if value == 0:  # resolved, but the record carries no span for A
-        assert result.rejected.column("defect_type").to_pylist() == ["missing_span"]
+        assert result.rejected.column("reason").to_pylist() == ["missing_span"]
     else:
-        assert result.rejected.column("defect_type").to_pylist() == ["invalid_nullable_label"]
+        assert result.rejected.column("reason").to_pylist() == ["invalid_nullable_label"]
 
 
 def test_null_predicate_is_accepted_and_unresolved(sealed) -> None:
@@ -144,10 +145,10 @@ def test_pipeline_defects_and_lineage(sealed) -> None:
     from citeaudit.source_risk import validate
 
     result = validate.validate(lines, fixtures.SETTINGS)
-    defects = dict(zip(result.rejected.column("line").to_pylist(),
-                       result.rejected.column("defect_type").to_pylist(), strict=True))
+    defects = dict(zip(result.rejected.column("source_line").to_pylist(),
+                       result.rejected.column("reason").to_pylist(), strict=True))
     assert defects == {3: "orphan_revision", 4: "duplicate_record", 99: "malformed_json"}
-    ledger = {r["line"]: r for r in result.records.to_pylist()}
+    ledger = {r["source_line"]: r for r in result.records.to_pylist()}
     assert ledger[2]["parent_record"] == base["record_digest"]
     assert ledger[2]["tuple_digest"] == ledger[1]["tuple_digest"]
     assert ledger[2]["record_digest"] != ledger[1]["record_digest"]

@@ -108,7 +108,7 @@ def test_analyst_opens_the_s3_catalog_elsewhere(s3_run, demo_run, moto_s3: MotoS
     local = duck.connect(demo_run.derived / "catalog.duckdb", read_only=True)
     query = "SELECT count(*), count(DISTINCT answer_id) FROM claims"
     assert con.sql(query).fetchall() == local.sql(query).fetchall()
-    query = "SELECT state, count(*) FROM citation_existence GROUP BY ALL ORDER BY ALL"
+    query = "SELECT verdict, count(*) FROM citation_existence GROUP BY ALL ORDER BY ALL"
     assert con.sql(query).fetchall() == local.sql(query).fetchall()
     assert "s3://citeaudit-e2e/derived/" in con.sql(
         "SELECT sql FROM duckdb_views() WHERE view_name = 'claims'").fetchall()[0][0]

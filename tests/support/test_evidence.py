@@ -57,7 +57,7 @@ CLAIMS = {
 }
 EXPECTED = {"supported": "evidence_located", "paraphrase": "evidence_located",
             "number": "mismatch_flagged", "negated": "mismatch_flagged",
-            "absent": "no_evidence_in_page", "nopage": "page_unavailable"}
+            "absent": "no_evidence_in_page", "nopage": "unresolved"}
 
 
 def _locate(book):
@@ -79,20 +79,20 @@ def _locate(book):
 
 def test_signals_of_planted_pairs():
     rows = _locate(_book())
-    assert {k: r["signal"] for k, r in rows.items()} == EXPECTED
+    assert {k: r["verdict"] for k, r in rows.items()} == EXPECTED
     assert "number:15000" in rows["number"]["mismatch_terms"]
     assert "negation" in rows["negated"]["mismatch_kinds"]
     r = rows["supported"]
     assert PAGE[r["passage_start"]:r["passage_end"]] == r["passage_text"]
     assert "12,500" in r["passage_text"]
-    assert rows["nopage"]["unavailable_reason"] == "no_capture_in_window"
+    assert rows["nopage"]["reason"] == "no_capture_in_window"
     assert rows["nopage"]["coverage"] is None  # unknown, never a negative score
     assert {r["grader"] for r in rows.values()} == {evidence.GRADER}
 
 
 def test_thresholds_come_from_the_codebook():
     rows = _locate(_book(located_coverage=0.95, no_evidence_coverage=0.1))
-    assert rows["paraphrase"]["signal"] == "weak_evidence"
+    assert rows["paraphrase"]["verdict"] == "weak_evidence"
 
 
 def test_codebook_sections_default_and_fail_closed():
@@ -108,12 +108,12 @@ def test_support_evidence_in_the_demo_run(demo_run):
     files = sorted(demo_run.derived.glob("support_evidence/*/*/data.parquet"))
     assert files, "support_evidence was not materialized"
     table = pa.concat_tables(pq.read_table(f) for f in files)
-    signals = set(table.column("signal").to_pylist())
-    assert signals <= set(evidence.SIGNALS)
-    assert "evidence_located" in signals and "page_unavailable" in signals
+    signals = set(table.column("verdict").to_pylist())
+    assert signals <= set(evidence.VERDICTS)
+    assert "evidence_located" in signals and "unresolved" in signals
     for r in table.to_pylist()[:200]:
         if r["payload_sha256"] is None:
-            assert r["signal"] == "page_unavailable" and r["unavailable_reason"]
+            assert r["verdict"] == "unresolved" and r["reason"]
 
 
 def test_validate_grader_expertqa(corpora, capsys):
@@ -133,8 +133,8 @@ def test_planted_evidence_pairs_get_their_signals(demo_run):
     table = pa.concat_tables(pq.read_table(f) for f in files)
     got = {(r["citation_id"]): r for r in table.to_pylist()
            if r["citation_id"].startswith("cit-ev-")}
-    assert {c["citation_id"]: got[c["citation_id"]]["signal"] for c in cases} == \
-        {c["citation_id"]: c["signal"] for c in cases}
+    assert {c["citation_id"]: got[c["citation_id"]]["verdict"] for c in cases} == \
+        {c["citation_id"]: c["verdict"] for c in cases}
     number = got["cit-ev-number_changed"]
     assert number["mismatch_terms"] == ["number:48000"]
     assert "31,000" in number["passage_text"] and number["capture_time"] is not None
@@ -146,7 +146,7 @@ def test_evidence_grader_confusion_in_agreement(demo_run):
             if r["statistic"] == "evidence_confusion"]
     assert rows, "no evidence_confusion rows in annotation_agreement"
     assert {r["annotator_a"] for r in rows} == {evidence.GRADER}
-    assert {r["label_a"] for r in rows} <= set(evidence.SIGNALS)
+    assert {r["label_a"] for r in rows} <= set(evidence.VERDICTS)
     assert {r["stratum"] for r in rows} >= {"overall"}
     assert any(r["stratum"].startswith("engine=") for r in rows)
     # the grader's rows never become gold: support_labels' basis stays human/grader_only

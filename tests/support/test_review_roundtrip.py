@@ -46,7 +46,7 @@ def _export(demo_run, tmp_path):
 def test_export_orders_by_signal_and_marks_words(demo_run, tmp_path):
     _, tasks, out = _export(demo_run, tmp_path)
     assert tasks
-    ranks = [SIGNAL_RANK.get(t["data"]["evidence_signal"], 3) for t in tasks]
+    ranks = [SIGNAL_RANK.get(t["data"]["evidence_verdict"], 3) for t in tasks]
     assert ranks == sorted(ranks)
     marked = [t for t in tasks if "<mark>" in t["data"]["passage_html"]]
     assert marked and all(t["data"]["url"] and t["data"]["capture_time"] for t in marked)

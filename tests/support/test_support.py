@@ -50,7 +50,8 @@ def test_planted_bad_rows_are_rejected_with_reasons_under_every_codebook(run) ->
         "orphan_citation", "unknown_codebook_version", "grader_mismatch", "wrong_column_count"}
     for version in ("v1", "v2"):
         rejected = table(derived, "rejected_annotations", version)
-        got = sorted((r["file"], r["line"], r["reason"], r["field"]) for r in rejected)
+        got = sorted((r["source_file"], r["source_line"], r["reason"], r["field"])
+                     for r in rejected)
         want = sorted((p["file"], p["line"], p["reason"], p["field"]) for p in planted)
         assert got == want
         assert all(r["source"] == "support_annotations" and r["detail"] for r in rejected)
@@ -78,11 +79,11 @@ def test_v2_remap_changes_v2_numbers_and_nothing_of_v1(run, tmp_path: Path,
     assert partial, "the demo must hold partial judgments"
     for k in v1:
         if v1[k]["raw_label"] == "partial":
-            assert (v1[k]["label"], v2[k]["label"]) == ("partially_supported", "unsupported")
+            assert (v1[k]["verdict"], v2[k]["verdict"]) == ("partially_supported", "unsupported")
         else:
-            assert v1[k]["label"] == v2[k]["label"]
-    c1 = Counter(r["label"] for r in table(derived, "support_labels", "v1"))
-    c2 = Counter(r["label"] for r in table(derived, "support_labels", "v2"))
+            assert v1[k]["verdict"] == v2[k]["verdict"]
+    c1 = Counter(r["verdict"] for r in table(derived, "support_labels", "v1"))
+    c2 = Counter(r["verdict"] for r in table(derived, "support_labels", "v2"))
     assert c1 != c2 and c2["partially_supported"] == 0 and c1["partially_supported"] > 0
     assert c2["unsupported"] > c1["unsupported"]
     assert sum(c1.values()) == sum(c2.values())
@@ -91,7 +92,7 @@ def test_v2_remap_changes_v2_numbers_and_nothing_of_v1(run, tmp_path: Path,
     l2 = {(r["claim_id"], r["citation_id"]): r for r in table(derived, "support_labels", "v2")}
     for key, r in l1.items():
         if r["n_partially_supported"] == 0:
-            assert l2[key]["label"] == r["label"]
+            assert l2[key]["verdict"] == r["verdict"]
     # a v1-only run writes exactly the bytes of v1 in the full run: v2 touched nothing of v1
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
     truth = json.loads((raw / "ground_truth.json").read_text())
@@ -116,12 +117,12 @@ def test_labels_queue_and_agreement_are_consistent(run) -> None:
             votes = [r[f"n_{lab}"] for lab in ("fully_supported", "partially_supported",
                                                "unsupported", "contradicted", "unresolved")]
             assert sum(votes) == r["n_judgments"]
-            if r["tie"] or r["label"] in ("partially_supported", "unresolved"):
+            if r["tie"] or r["verdict"] in ("partially_supported", "unresolved"):
                 assert r["queued"]
             if r["domain"] in book.high_risk_domains:
                 assert r["queued"]
             if r["tie"]:
-                assert r["label"] == "unresolved" and ";" in r["human_votes"]
+                assert r["verdict"] == "unresolved" and ";" in r["human_votes"]
         assert any(r["tie"] for r in labels) and any(r["disagreement"] for r in labels)
         stats = table(derived, "annotation_agreement", version)
         overall = [r for r in stats if r["stratum"] == "overall"]
@@ -138,7 +139,7 @@ def test_labels_queue_and_agreement_are_consistent(run) -> None:
 J_SCHEMA = pa.schema([("answer_id", pa.string()), ("claim_id", pa.string()),
                       ("citation_id", pa.string()), ("atom_id", pa.string()),
                       ("annotator_id", pa.string()), ("is_human", pa.bool_()),
-                      ("label", pa.string())])
+                      ("verdict", pa.string())])
 F, P, U, C, R = ("fully_supported", "partially_supported", "unsupported", "contradicted",
                  "unresolved")
 
@@ -186,18 +187,18 @@ def test_majority_tie_atoms_and_grader_rules() -> None:
     ]
     out = adjudication.labels(judged(rows), answers({"a1": "news", "a2": "health"}), Book())
     by = {r["claim_id"]: r for r in out.to_pylist()}
-    assert by["c1"]["label"] == F and by["c1"]["disagreement"] and not by["c1"]["queued"]
+    assert by["c1"]["verdict"] == F and by["c1"]["disagreement"] and not by["c1"]["queued"]
     assert by["c1"]["n_fully_supported"] == 2 and by["c1"]["n_partially_supported"] == 1
     assert by["c1"]["human_votes"] == f"h1={F};h2={F};h3={P}"
-    assert by["c2"]["label"] == R and by["c2"]["tie"] and by["c2"]["queue_reason"] == "tie"
+    assert by["c2"]["verdict"] == R and by["c2"]["tie"] and by["c2"]["queue_reason"] == "tie"
     assert by["c2"]["n_judgments"] == 2 and by["c2"]["grader_votes"] == f"g={F}"
-    assert by["c3"]["label"] == C and by["c3"]["n_atoms"] == 2
-    assert by["c4"]["label"] == P and by["c4"]["queue_reason"] == "partial"
-    assert by["c5"]["label"] == F and not by["c5"]["queued"]
-    assert by["c6"]["label"] == R and by["c6"]["basis"] == "grader_only" and by["c6"]["queued"]
+    assert by["c3"]["verdict"] == C and by["c3"]["n_atoms"] == 2
+    assert by["c4"]["verdict"] == P and by["c4"]["queue_reason"] == "partial"
+    assert by["c5"]["verdict"] == F and not by["c5"]["queued"]
+    assert by["c6"]["verdict"] == R and by["c6"]["basis"] == "grader_only" and by["c6"]["queued"]
     assert by["c7"]["queue_reason"] == "high_risk_domain"
-    assert by["c8"]["level"] == "claim" and by["c8"]["citation_id"] is None
-    assert by["c8"]["label"] == U
+    assert by["c8"]["grain"] == "claim" and by["c8"]["citation_id"] is None
+    assert by["c8"]["verdict"] == U
     queue = adjudication.review_queue(out)
     assert sorted(queue.column("claim_id").to_pylist()) == ["c2", "c4", "c6", "c7"]
 
@@ -296,11 +297,11 @@ def test_parquet_files_missing_columns_and_no_registry(tmp_path: Path) -> None:
     book = load_version(raw, "v2")
     accepted, rejected = judgments.judgments(judgments.classify(raw, derived, book), "2026-11-01")
     # no registry: annotators are not checked; both versions exist, both read with v2's map
-    assert sorted(accepted.column("label").to_pylist()) == ["fully_supported", "unsupported"]
+    assert sorted(accepted.column("verdict").to_pylist()) == ["fully_supported", "unsupported"]
     assert accepted.column("source_line").to_pylist() == [1, 2]
     assert rejected.to_pylist() == [{
-        "source": "support_annotations", "file": "annotations/support/broken.parquet",
-        "line": 1, "field": "grader", "reason": "missing_column",
+        "source": "support_annotations", "source_file": "annotations/support/broken.parquet",
+        "source_line": 1, "field": "grader", "reason": "missing_column",
         "detail": "file lacks column(s) grader",
         "raw": "claim_id,citation_id,annotator_id,label,evidence_span,annotated_at,"
                "codebook_version"}]

@@ -1,4 +1,5 @@
-"""Rule projections compared with the endpoint in seed 000 §IV-B and §IV-C.
+"""Rule projections compared with the endpoint in the source-risk specification's conformance suite
+(docs/references.md).
 
 Each takes a state (I, A, M, D) with "U" for unresolved, plus passage support, and returns 1, 0
 or "U". ``guarded`` applies the common four-predicate completeness guard.

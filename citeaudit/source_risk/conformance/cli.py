@@ -1,4 +1,5 @@
-"""``citeaudit conformance --out DIR``: run seed 000 §IV and print its tables."""
+"""``citeaudit conformance --out DIR``: run the source-risk specification's conformance suite, print
+its tables."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from rich.table import Table
 def render(counts: dict, out: Path, console: Console | None = None) -> None:
     """Print Table II, the ablations and Table III from the suite's counts."""
     console = console or Console(width=110)
-    head = Table(title="Seed 000 conformance: resolver vs oracle (81 states)")
+    head = Table(title="Source-risk conformance: resolver vs oracle (81 states)")
     for col in ("agreement", "positive", "negative", "unresolved"):
         head.add_column(col, justify="right")
     head.add_row(f"{counts['oracle_agreement']}/{counts['states']}", str(counts["positives"]),
@@ -60,6 +61,6 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def register_cli(sub: argparse._SubParsersAction) -> None:
     """Add the ``conformance`` subcommand to the citeaudit parser."""
-    p = sub.add_parser("conformance", help="run the seed 000 conformance suite")
+    p = sub.add_parser("conformance", help="run the source-risk specification's conformance suite")
     p.add_argument("--out", required=True, help="folder for fixtures, predictions, CSVs")
     p.set_defaults(func=_cmd)

@@ -1,4 +1,5 @@
-"""Synthetic records of the complete state space {0, 1, U}^4 (seed 000 §IV-A) and sealing.
+"""Synthetic records of the complete state space {0, 1, U}^4 (the source-risk specification's
+conformance suite) and sealing.
 
 Each fixture carries a synthetic query, source and answer snapshot (texts), pipeline metadata,
 a codebook version, weights, dimensions, passage support and an evidence span (with its quote)

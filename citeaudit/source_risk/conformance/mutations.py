@@ -1,4 +1,5 @@
-"""The structural mutations of seed 000 §IV-D: one function per seed defect type.
+"""The structural mutations of the source-risk audit specification's conformance suite
+(docs/references.md#source-risk-audit): one function per defect type.
 
 Each takes a sealed record and returns a mutated copy plus whether it must be resealed:
 deliberate checksum and identity defects are not resealed (the stale digest is the defect);

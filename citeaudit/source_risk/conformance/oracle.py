@@ -1,4 +1,5 @@
-"""The test oracle of seed 000 §IV-A, expressed apart from the resolver.
+"""The test oracle of the source-risk specification's conformance suite (docs/references.md),
+expressed apart from the resolver.
 
 Membership in the explicit positive set for fully observed states, "U" otherwise. It shares no
 code with ``sql/source_risk/resolve_omission.sql``; it states the same rule another way.

@@ -1,4 +1,5 @@
-"""Run seed 000 §IV against this implementation and write its evidence files.
+"""Run the source-risk specification's conformance suite (docs/references.md) against this
+implementation and write its evidence files.
 
 Outputs (under ``out``): ``fixtures.jsonl`` (the 81 sealed records), ``expected_states.csv``
 (the oracle, written before anything is resolved), ``predictions.csv``, ``table2_baselines.csv``,
@@ -34,11 +35,12 @@ def _outcomes(records: list[dict], name: str) -> tuple[list[object], list[str | 
     rejected), the defect type (None when accepted), and the validation result."""
     result = fixtures.run(records, name)
     con = duck.connect()
-    resolved = endpoint.resolve(con, result.records.select(["line", "I", "A", "M", "D"]))
+    resolved = endpoint.resolve(con, result.records.select(["source_line", "I", "A", "M", "D"]))
     by_line = {ln: (U if r is None else r) for ln, r in zip(
-        resolved.column("line").to_pylist(), resolved.column("r_o").to_pylist(), strict=True)}
-    defects = dict(zip(result.rejected.column("line").to_pylist(),
-                       result.rejected.column("defect_type").to_pylist(), strict=True))
+        resolved.column("source_line").to_pylist(), resolved.column("r_o").to_pylist(),
+        strict=True)}
+    defects = dict(zip(result.rejected.column("source_line").to_pylist(),
+                       result.rejected.column("reason").to_pylist(), strict=True))
     n = len(records)
     return ([by_line.get(i) for i in range(1, n + 1)],
             [defects.get(i) for i in range(1, n + 1)], result)
