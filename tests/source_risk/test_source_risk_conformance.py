@@ -91,7 +91,7 @@ def test_conformance_asset_materializes(tmp_path: Path) -> None:
     import dagster as dg
     import pyarrow.parquet as pq
 
-    from assets.source_risk import source_risk_conformance
+    from assets.source_risk_conformance import source_risk_conformance
     from pipelines.resources import PathsResource
 
     derived = tmp_path / "derived"
