@@ -445,9 +445,7 @@ def compute_partition(derived: Path, date: str, version: str, *, in_memory: bool
         con = duck.connect()
         try:
             if not in_memory:
-                con.execute("SET memory_limit = $m", {"m": MEMORY_LIMIT})
-                con.execute("SET temp_directory = $d", {"d": spill})
-                con.execute("SET preserve_insertion_order = true")
+                duck.spill_to_disk(con, MEMORY_LIMIT, spill)
             names = inputs.register(con, tables)
             result = compute(con, names, date, version, in_memory=in_memory, **kwargs)
         finally:

@@ -137,9 +137,7 @@ def sorted_evidence(batches: Iterable[pa.Table], workdir: Path) -> Iterator[pa.R
             writer.close()
     con = duck.connect()
     try:
-        con.execute("SET memory_limit = $m", {"m": SORT_MEMORY})
-        con.execute("SET temp_directory = $d", {"d": str(Path(workdir) / "duckdb-tmp")})
-        con.execute("SET preserve_insertion_order = true")
+        duck.spill_to_disk(con, SORT_MEMORY, Path(workdir) / "duckdb-tmp")
         result = con.sql(duck.sql_text("support/sort_support_evidence"),
                          params={"spill": str(spill)})
         reader = result.to_arrow_reader(READ_ROWS)
