@@ -201,11 +201,3 @@ def support_evidence_batches(claims: pa.Table, citations: pa.Table, answers: pa.
     sorted there): the same rows, in the same order, as :func:`locate` over every pair."""
     pairs = evidence_pairs(claims, citations, answers, aligned, texts)
     yield from sorted_evidence(locate_by_page(pairs, claims, texts, book, batch_pairs), workdir)
-
-
-def support_evidence(claims: pa.Table, citations: pa.Table, answers: pa.Table,
-                     aligned: pa.Table, texts: pa.Table, book: Codebook) -> pa.Table:
-    """The ``support_evidence`` table of one date × codebook partition, whole, in one batch
-    (the reference the bounded-memory path is tested against)."""
-    pairs = evidence_pairs(claims, citations, answers, aligned, texts)
-    return locate(pairs, claims, texts, book)

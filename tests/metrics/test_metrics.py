@@ -31,6 +31,7 @@ from citeaudit.metrics import compute_partition
 from citeaudit.stats import hajek_wilson, wilson
 from pipelines.partitions import codebook, judged_key
 from pipelines.resources import PathsResource
+from tests.metrics.reference_metrics import counts_and_units
 
 
 def materialize(derived: Path, date: str = DATE, version: str = VERSION) -> dg.MaterializeResult:
@@ -61,8 +62,9 @@ def row(rows: list[dict], metric: str, level: str = "overall", engine: str = "al
 
 
 def test_seed_003_example_eight_of_ten_with_unresolved_beside(tmp_path: Path) -> None:
-    """Seed 003: 8 fully of 10 accessible reviewed pairs (1 partial, 1 unsupported) = 80%;
-    2 unresolved pairs are reported beside, never in the denominator."""
+    """The support rubric's example (docs/references.md#support-rubric): 8 fully of 10
+    accessible reviewed pairs (1 partial, 1 unsupported) = 80%; 2 unresolved pairs are
+    reported beside, never in the denominator."""
     answers = [{**a, "engine": "gamma", "domain": "health", "risk_band": "high",
                 "inclusion_prob": 1.0, "query_id": "q" + a["answer_id"]}
                for a in answer_rows(12)]
@@ -177,7 +179,8 @@ def test_metrics_asset_counts_weights_and_margins(tmp_path: Path) -> None:
     unresolved = sum(1 for lab in recall_units.values() if lab == "unresolved") + 1 + 1
     assert rec["unresolved"] == unresolved
 
-    # seed 001: rejected answers, and tokens of served answers only (no cost: unresolved)
+    # the fail-closed rule (docs/references.md): rejected answers, and tokens of served answers
+    # only (no cost: unresolved)
     rej = row(rows, "fail_closed_rejection_rate")
     assert (rej["numerator"], rej["denominator"], rej["unresolved"]) == (2, 24, 0)
     cost = row(rows, "cost_per_served_answer")
@@ -256,7 +259,7 @@ def test_metrics_are_deterministic_and_follow_new_inputs(tmp_path: Path) -> None
 
 
 def test_metrics_on_the_demo_pipeline_match_the_daily_tables(demo_run) -> None:
-    """Through `citeaudit run` (the shared demo run): the seed 001 rows agree with
+    """Through `citeaudit run` (the shared demo run): the fail-closed rows agree with
     answer_checks for every date."""
     derived = demo_run.derived
     con = duckdb.connect()
@@ -290,7 +293,8 @@ def test_units_kept_in_duckdb_give_the_in_memory_table_on_the_demo(
     monkeypatch.setattr(importlib.import_module("citeaudit.metrics.compute"), "READ_ROWS", 500)
     for date, version in (("2026-11-01", "v1"), ("2026-11-02", "v2")):
         kept = compute_partition(demo_run.derived, date, version).table
-        reference = compute_partition(demo_run.derived, date, version, in_memory=True).table
+        reference = compute_partition(demo_run.derived, date, version,
+                                      units=counts_and_units).table
         assert kept.num_rows > 100
         assert sum(r["method"] == "hajek_wilson" for r in kept.to_pylist()) > 10
         assert kept.equals(reference), (date, version)
