@@ -1,5 +1,6 @@
-"""Seed 000 §IV: the conformance suite, run from the implementation, must print the paper's
-counts. The expected numbers below are the seed's published figures (the specification)."""
+"""The conformance suite of the source-risk audit specification (its conformance suite,
+docs/references.md#source-risk-audit), run from the implementation, must print the paper's
+counts. The expected numbers below are the specification's published figures."""
 
 from __future__ import annotations
 
