@@ -4,22 +4,14 @@ passage_checks — every citation tied to the page as it was, L1 existence and L
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets._metadata import table_metadata
+from assets._metadata import count_by, write_table
 from citeaudit import codebook, config, parquet_io
 from citeaudit.alignment import align, passages, payload_text
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
 
 
-def _counts(table, column: str) -> dict[str, int]:
-    if table.num_rows == 0:
-        return {}
-    vc = pc.value_counts(table.column(column)).to_pylist()
-    return {str(v["values"]): v["counts"] for v in vc}
-
-
 @dg.asset(
-    group_name="alignment",
     partitions_def=date_codebook,
     deps=["citations", "answers", "captures"],
     description=(
@@ -39,15 +31,14 @@ def citation_captures(context: dg.AssetExecutionContext, paths: PathsResource
     answers = parquet_io.read_partition(paths.derived, "answers", day)
     table = align.align(citations, answers, paths.derived, book,
                         replay_prefix=config.load(paths.raw).replay.link_prefix())
-    path = parquet_io.write_partition(table, paths.derived, "citation_captures", part)
-    issues = _counts(table.filter(pc.is_valid(table.column("resolution_issue"))),
-                     "resolution_issue")
-    return dg.MaterializeResult(metadata=table_metadata(table, path, **{
-        f"issue_{k}": v for k, v in sorted(issues.items())}))
+    issues = count_by(table.filter(pc.is_valid(table.column("resolution_issue"))),
+                      "resolution_issue")
+    return dg.MaterializeResult(metadata=write_table(
+        table, paths.derived, "citation_captures", part,
+        **{f"issue_{k}": v for k, v in issues.items()}))
 
 
 @dg.asset(
-    group_name="alignment",
     partitions_def=date_codebook,
     deps=["citation_captures"],
     description="L1 per citation: pass, dead, changed or unresolved, with a reason and the drift.",
@@ -58,13 +49,12 @@ def citation_existence(context: dg.AssetExecutionContext, paths: PathsResource
     part = judged_partition(context.partition_key)
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
     table = align.existence(aligned)
-    path = parquet_io.write_partition(table, paths.derived, "citation_existence", part)
-    return dg.MaterializeResult(metadata=table_metadata(table, path, **{
-        f"verdict_{k}": v for k, v in sorted(_counts(table, "verdict").items())}))
+    return dg.MaterializeResult(metadata=write_table(
+        table, paths.derived, "citation_existence", part,
+        **{f"verdict_{k}": v for k, v in count_by(table, "verdict").items()}))
 
 
 @dg.asset(
-    group_name="alignment",
     partitions_def=date_codebook,
     deps=["citation_captures"],
     description=(
@@ -78,14 +68,13 @@ def payload_texts(context: dg.AssetExecutionContext, paths: PathsResource
     part = judged_partition(context.partition_key)
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
     table = payload_text.extract_payloads(aligned, paths.raw)
-    path = parquet_io.write_partition(table, paths.derived, "payload_texts", part)
     errors = table.num_rows - pc.sum(pc.is_null(table.column("error"))).as_py() \
         if table.num_rows else 0
-    return dg.MaterializeResult(metadata=table_metadata(table, path, with_error=errors))
+    return dg.MaterializeResult(metadata=write_table(
+        table, paths.derived, "payload_texts", part, with_error=errors))
 
 
 @dg.asset(
-    group_name="alignment",
     partitions_def=date_codebook,
     deps=["citations", "citation_captures", "payload_texts"],
     description=(
@@ -102,6 +91,6 @@ def passage_checks(context: dg.AssetExecutionContext, paths: PathsResource
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
     texts = parquet_io.read_partition(paths.derived, "payload_texts", part)
     table = passages.check(citations, aligned, texts)
-    path = parquet_io.write_partition(table, paths.derived, "passage_checks", part)
-    return dg.MaterializeResult(metadata=table_metadata(table, path, **{
-        f"verdict_{k}": v for k, v in sorted(_counts(table, "verdict").items())}))
+    return dg.MaterializeResult(metadata=write_table(
+        table, paths.derived, "passage_checks", part,
+        **{f"verdict_{k}": v for k, v in count_by(table, "verdict").items()}))

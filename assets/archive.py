@@ -1,15 +1,11 @@
 """Archive assets: the live crawl of a day's cited pages (``fetched_captures``, ``fetch_log``)
 and the capture index of every WARC/ARC record of one date (``captures``)."""
 
-from pathlib import Path
-
 import dagster as dg
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from assets._metadata import table_metadata
-from citeaudit import config, parquet_io, storage
+from assets._metadata import count_by, write_batches, write_table
+from citeaudit import config, parquet_io
 from citeaudit.archive import capture as crawl
 from citeaudit.archive.capture import fetched_files, file_origin, is_fetched_file
 from citeaudit.archive.index import (
@@ -24,17 +20,10 @@ from pipelines.partitions import observation_date
 from pipelines.resources import PathsResource
 
 
-def _counts(table: pa.Table, column: str) -> dict[str, int]:
-    if table.num_rows == 0:
-        return {}
-    counts = pc.value_counts(table.column(column)).to_pylist()
-    return {str(v["values"]): v["counts"] for v in counts}
-
-
 @dg.multi_asset(
     specs=[
         dg.AssetSpec(
-            "fetched_captures", group_name="archive", deps=["citations", "answers"],
+            "fetched_captures", deps=["citations", "answers"],
             description=(
                 "The capture index of the WARCs citeaudit's own crawl wrote for the date's "
                 "cited pages (warc/<crawl_date>/citeaudit-<date>-<seq>.warc.gz) and the "
@@ -43,7 +32,7 @@ def _counts(table: pa.Table, column: str) -> dict[str, int]:
                 "archive lookup only when it lists archives: (both off by default)."),
         ),
         dg.AssetSpec(
-            "fetch_log", group_name="archive", deps=["citations"],
+            "fetch_log", deps=["citations"],
             description="One row per fetch attempt or refusal of the date's crawls: URL, "
                         "outcome, HTTP status, bytes, WARC file and offset.",
         ),
@@ -64,23 +53,20 @@ def fetch_cited_pages(context: dg.AssetExecutionContext, paths: PathsResource):
                                     archives=cfg.archives, live=settings.enabled)
         crawled = True
         context.log.info(f"fetch {date}: " + ", ".join(
-            f"{k} {v}" for k, v in sorted(_counts(result.log, "outcome").items())))
+            f"{k} {v}" for k, v in count_by(result.log, "outcome").items()))
     files = fetched_files(paths.raw, date)
     table = pa.concat_tables([CAPTURES_TABLE_SCHEMA.empty_table()] + [
         with_origin(index_paths([(f, f.relative_to(paths.raw).as_posix())], workers=1),
                     file_origin(f)) for f in files])
-    path = parquet_io.write_partition(table, paths.derived, "fetched_captures",
-                                      {"observation_date": date})
-    yield dg.MaterializeResult(asset_key="fetched_captures", metadata=table_metadata(
-        table, path, warc_files=len(files), crawled=crawled))
+    yield dg.MaterializeResult(asset_key="fetched_captures", metadata=write_table(
+        table, paths.derived, "fetched_captures", day, warc_files=len(files), crawled=crawled))
     log = crawl.read_logs(paths.raw, date)
-    path = parquet_io.write_partition(log, paths.derived, "fetch_log", {"observation_date": date})
-    yield dg.MaterializeResult(asset_key="fetch_log", metadata=table_metadata(log, path, **{
-        f"outcome_{k}": v for k, v in sorted(_counts(log, "outcome").items())}))
+    yield dg.MaterializeResult(asset_key="fetch_log", metadata=write_table(
+        log, paths.derived, "fetch_log", day,
+        **{f"outcome_{k}": v for k, v in count_by(log, "outcome").items()}))
 
 
 @dg.asset(
-    group_name="archive",
     partitions_def=observation_date,
     deps=["fetched_captures"],
     description=(
@@ -103,17 +89,10 @@ def captures(context: dg.AssetExecutionContext, paths: PathsResource) -> dg.Mate
     runs = [fetched.to_batches()] if fetched is not None and fetched.num_rows else []
     with streamed_index([(f, f.relative_to(paths.raw).as_posix()) for f in files],
                         origin="supplied", sorted_runs=runs) as (batches, summary):
-        path = parquet_io.write_partition_batches(
+        meta = write_batches(
             batches, CAPTURES_TABLE_SCHEMA, paths.derived, "captures", {"crawl_date": date},
-            row_group_rows=ROW_GROUP_ROWS)
-    return dg.MaterializeResult(metadata=table_metadata(
-        _head(path), path, warc_files=len(files), records_with_error=summary.records_with_error,
-        fetched_records=fetched.num_rows if fetched is not None else 0,
-        **{"dagster/row_count": dg.MetadataValue.int(summary.rows)}))
-
-
-def _head(path: Path, rows: int = 5) -> pa.Table:
-    """The first rows of a parquet file (for the preview), without reading the rest."""
-    parquet = pq.ParquetFile(storage.arrow_source(path))
-    batch = next(parquet.iter_batches(batch_size=rows), None)
-    return parquet.schema_arrow.empty_table() if batch is None else pa.Table.from_batches([batch])
+            row_group_rows=ROW_GROUP_ROWS, warc_files=len(files), records_with_error=None,
+            fetched_records=fetched.num_rows if fetched is not None else 0)
+    # the summary is complete once the batches are written: its count replaces the placeholder
+    meta["records_with_error"] = dg.MetadataValue.text(str(summary.records_with_error))
+    return dg.MaterializeResult(metadata=meta)

@@ -1,9 +1,10 @@
-"""Seed 001 assets: claim_checks and answer_checks (fail-closed citation verification)."""
+"""Citation assets: claim_checks and answer_checks, the fail-closed verification rule
+(docs/references.md#fail-closed-verification)."""
 
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets._metadata import table_metadata
+from assets._metadata import write_table
 from citeaudit import parquet_io
 from citeaudit.citations import checks
 from pipelines.partitions import observation_date
@@ -14,13 +15,11 @@ from pipelines.resources import PathsResource
     specs=[
         dg.AssetSpec(
             "claim_checks",
-            group_name="citations",
             deps=["answers", "claims", "citations"],
             description="Per claim: pass, or fail (first failure: missing/malformed/hallucinated).",
         ),
         dg.AssetSpec(
             "answer_checks",
-            group_name="citations",
             deps=["answers", "claims", "citations"],
             description="Per answer: verified (served) or rejected by its first failing claim.",
         ),
@@ -28,7 +27,7 @@ from pipelines.resources import PathsResource
     partitions_def=observation_date,
 )
 def check_citations(context: dg.AssetExecutionContext, paths: PathsResource):
-    """Run the seed 001 checks in SQL over the date's ingested tables."""
+    """Run the fail-closed checks in SQL over the date's ingested tables."""
     part = {"observation_date": context.partition_key}
     answers = parquet_io.read_partition(paths.derived, "answers", part)
     claims = parquet_io.read_partition(paths.derived, "claims", part)
@@ -40,5 +39,5 @@ def check_citations(context: dg.AssetExecutionContext, paths: PathsResource):
         ("claim_checks", claim_checks, {}),
         ("answer_checks", answer_checks, counts),
     ):
-        path = parquet_io.write_partition(table, paths.derived, name, part)
-        yield dg.MaterializeResult(asset_key=name, metadata=table_metadata(table, path, **extra))
+        yield dg.MaterializeResult(
+            asset_key=name, metadata=write_table(table, paths.derived, name, part, **extra))

@@ -3,8 +3,8 @@
 import dagster as dg
 import pyarrow as pa
 
-from assets._metadata import table_metadata
-from citeaudit import duck, parquet_io
+from assets._metadata import write_table
+from citeaudit import duck
 from citeaudit.ingest import answers
 from pipelines.partitions import observation_date
 from pipelines.resources import PathsResource
@@ -17,12 +17,11 @@ INGEST_TABLES = ("answers", "claims", "citations", "rejected_inputs")
 
 @dg.multi_asset(
     specs=[
-        dg.AssetSpec("answers", group_name="ingest", description="One row per accepted answer."),
-        dg.AssetSpec("claims", group_name="ingest", description="One row per claim, in order."),
-        dg.AssetSpec("citations", group_name="ingest", description="One row per citation."),
+        dg.AssetSpec("answers", description="One row per accepted answer."),
+        dg.AssetSpec("claims", description="One row per claim, in order."),
+        dg.AssetSpec("citations", description="One row per citation."),
         dg.AssetSpec(
             "rejected_inputs",
-            group_name="ingest",
             description="One row per defect of a rejected input line: file, line, field, reason.",
         ),
     ],
@@ -55,12 +54,9 @@ def ingest_answers(context: dg.AssetExecutionContext, paths: PathsResource):
             [(k, "ascending") for k in ("source_file", "source_line", "field", "reason")]),
     }
     for name in INGEST_TABLES:
-        path = parquet_io.write_partition(
-            tables[name], paths.derived, name, {"observation_date": date}
-        )
-        yield dg.MaterializeResult(
-            asset_key=name, metadata=table_metadata(tables[name], path, input_files=len(files))
-        )
+        yield dg.MaterializeResult(asset_key=name, metadata=write_table(
+            tables[name], paths.derived, name, {"observation_date": date},
+            input_files=len(files)))
 
     con = duck.connect()
     for name, table in tables.items():
@@ -90,7 +86,6 @@ def ingest_answers(context: dg.AssetExecutionContext, paths: PathsResource):
 
 
 @dg.asset(
-    group_name="ingest",
     description=(
         "One row per file or folder under the raw root that the pipeline does not read: path, "
         "file/folder, reason (wrong place, name or suffix, not an archive by its first bytes, "
@@ -101,6 +96,5 @@ def ignored_inputs(paths: PathsResource) -> dg.MaterializeResult:
     """Walk the raw folder and write the file-level table of what is not read."""
     from citeaudit.ingest import raw_check
 
-    table = raw_check.ignored_inputs(paths.raw)
-    path = parquet_io.write_partition(table, paths.derived, "ignored_inputs")
-    return dg.MaterializeResult(metadata=table_metadata(table, path))
+    return dg.MaterializeResult(
+        metadata=write_table(raw_check.ignored_inputs(paths.raw), paths.derived, "ignored_inputs"))

@@ -2,8 +2,7 @@
 
 import dagster as dg
 
-from assets._metadata import table_metadata
-from citeaudit import parquet_io
+from assets._metadata import write_table
 from citeaudit.metrics import BY_NAME, compute_partition, inputs
 from citeaudit.report import headline
 from pipelines.partitions import date_codebook, judged_partition
@@ -37,7 +36,6 @@ def _holds(row: dict) -> bool:
 
 
 @dg.asset(
-    group_name="metrics",
     partitions_def=date_codebook,
     deps=METRIC_DEPS,
     check_specs=[
@@ -64,8 +62,16 @@ def metrics(context: dg.AssetExecutionContext, paths: PathsResource):
     result = compute_partition(paths.derived, date, version)
     for metric, absent in result.missing.items():
         context.log.warning(f"{metric}: input not available ({', '.join(absent)}); no rate")
-    path = parquet_io.write_partition(result.table, paths.derived, "metrics", part)
     rows = result.table.to_pylist()
+    meta = write_table(
+        result.table,
+        paths.derived,
+        "metrics",
+        part,
+        headline=dg.MetadataValue.md(headline.markdown(rows, f"{date} · codebook {version}")),
+        inputs_used=", ".join(sorted(result.inputs)),
+        metrics_without_input=", ".join(sorted(result.missing)) or "none",
+    )
     broken = [f"{r['metric']}/{r['margin']}/{r['engine']}/{r['domain']}/{r['risk_band']}"
               for r in rows if r["verdict"] == "estimated" and not _holds(r)]
     yield dg.AssetCheckResult(
@@ -76,12 +82,4 @@ def metrics(context: dg.AssetExecutionContext, paths: PathsResource):
         check_name="inputs_available", passed=not result.missing,
         severity=dg.AssetCheckSeverity.WARN,
         metadata={"metrics_without_input": ", ".join(sorted(result.missing)) or "none"})
-    yield dg.MaterializeResult(
-        metadata=table_metadata(
-            result.table,
-            path,
-            headline=dg.MetadataValue.md(headline.markdown(rows, f"{date} · codebook {version}")),
-            inputs_used=", ".join(sorted(result.inputs)),
-            metrics_without_input=", ".join(sorted(result.missing)) or "none",
-        )
-    )
+    yield dg.MaterializeResult(metadata=meta)

@@ -11,7 +11,6 @@ from pipelines.resources import PathsResource
 
 
 @dg.asset(
-    group_name="report",
     partitions_def=date_codebook,
     deps=["metrics", "review_queue", "annotation_agreement", "omission_endpoints",
           "citation_existence"],

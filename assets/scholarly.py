@@ -1,4 +1,5 @@
-"""L3 scholarly metadata (seed 002 §4.4): scholarly_records, metadata_checks, claim_independence.
+"""Scholarly metadata, the three-layer audit's L3 metadata layer (docs/references.md):
+scholarly_records, metadata_checks, claim_independence.
 
 scholarly_records is the registry cache, written per judged partition (the records that
 partition's citations used) and read back as the union of every partition on disk
@@ -13,7 +14,7 @@ from collections import Counter
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets._metadata import table_metadata
+from assets._metadata import write_table
 from citeaudit import codebook, parquet_io
 from citeaudit.scholarly import cache, check, compare, endpoints
 from pipelines.partitions import date_codebook, judged_partition
@@ -24,14 +25,12 @@ from pipelines.resources import CrossrefResource, OpenAlexResource, PathsResourc
     specs=[
         dg.AssetSpec(
             "scholarly_records",
-            group_name="scholarly",
             deps=["citations"],
             description="Registry cache: per (registry, DOI or search) the HTTP outcome, fetch "
             "time and raw JSON (union of partitions; newest answered record wins).",
         ),
         dg.AssetSpec(
             "metadata_checks",
-            group_name="scholarly",
             deps=["citations"],
             description="Per citation with a DOI or scholarly metadata: consistent, mismatch "
             "(fields), not_found, unmatched or unresolved; retraction flag; registry agreement.",
@@ -74,20 +73,19 @@ def check_metadata(
         "registries": ", ".join(f"{k}={v}" for k, v in sorted(modes.items())),
         **wire,
     }
-    path = parquet_io.write_partition(records, paths.derived, "scholarly_records", part)
     yield dg.MaterializeResult(
-        asset_key="scholarly_records", metadata=table_metadata(records, path, **extra)
+        asset_key="scholarly_records",
+        metadata=write_table(records, paths.derived, "scholarly_records", part, **extra),
     )
     counts = {f"verdict_{o}": outcomes.get(o, 0) for o in check.VERDICTS}
-    path = parquet_io.write_partition(checks, paths.derived, "metadata_checks", part)
     yield dg.MaterializeResult(
         asset_key="metadata_checks",
-        metadata=table_metadata(checks, path, retracted=retracted, **counts, **extra),
+        metadata=write_table(checks, paths.derived, "metadata_checks", part,
+                             retracted=retracted, **counts, **extra),
     )
 
 
 @dg.asset(
-    group_name="scholarly",
     deps=["claims", "citations", "citation_captures"],
     partitions_def=date_codebook,
     description="Per claim: citations and independent sources (citations sharing a payload "
@@ -104,11 +102,12 @@ def claim_independence(
     captures = parquet_io.read_optional(paths.derived, "citation_captures", part)
     table = check.claim_independence(claims, citations, captures)
     shared = pc.sum(table.column("has_shared_source")).as_py() or 0
-    path = parquet_io.write_partition(table, paths.derived, "claim_independence", part)
     return dg.MaterializeResult(
-        metadata=table_metadata(
+        metadata=write_table(
             table,
-            path,
+            paths.derived,
+            "claim_independence",
+            part,
             claims_with_shared_source=shared,
             payload_digests="citation_captures" if captures is not None else "absent: origin only",
         )

@@ -2,16 +2,12 @@
 agreement. The rules live in citeaudit.support and sql/support/."""
 
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 import dagster as dg
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from assets._metadata import table_metadata
-from citeaudit import codebook, config, parquet_io, storage
+from assets._metadata import count_by, counts_text, write_batches, write_table
+from citeaudit import codebook, config, parquet_io
 from citeaudit.archive.lookup import add_replay_column
 from citeaudit.layout import codebook_versions
 from citeaudit.support import adjudication, agreement, evidence, judgments
@@ -24,24 +20,16 @@ def _daily(name: str) -> str:
     return name
 
 
-def _counts(table, column: str) -> str:
-    if table.num_rows == 0:
-        return "{}"
-    vc = pc.value_counts(table.column(column)).to_pylist()
-    return ", ".join(f"{d['values']}: {d['counts']}" for d in
-                     sorted(vc, key=lambda d: str(d["values"])))
-
-
 @dg.multi_asset(
     specs=[
         dg.AssetSpec(
-            "support_judgments", group_name="support",
+            "support_judgments",
             deps=[_daily("claims"), _daily("citations")],
             description="Every accepted support annotation row, its raw label mapped through "
-                        "the codebook onto seed 003's five labels.",
+                        "the codebook onto the support rubric's five labels.",
         ),
         dg.AssetSpec(
-            "rejected_annotations", group_name="support",
+            "rejected_annotations",
             deps=[_daily("claims"), _daily("citations")],
             description="Annotation rows that cannot be used (unknown label, annotator or "
                         "codebook version, orphan ids, duplicate judgments...) with reasons.",
@@ -58,29 +46,29 @@ def support_judgments(context: dg.AssetExecutionContext, paths: PathsResource):
     registry = judgments.read_registry(paths.raw)
     extra = {
         "support_judgments": {
-            "labels": _counts(accepted, "verdict"),
+            "labels": counts_text(count_by(accepted, "verdict")),
             "annotator_registry": "present" if registry is not None else
             "absent: annotator ids not checked",
             "codebook_versions_known": ", ".join(codebook_versions(paths.raw)),
         },
-        "rejected_annotations": {"reasons": _counts(rejected, "reason")},
+        "rejected_annotations": {"reasons": counts_text(count_by(rejected, "reason"))},
     }
     for name, table in (("support_judgments", accepted), ("rejected_annotations", rejected)):
-        path = parquet_io.write_partition(table, paths.derived, name, part)
-        yield dg.MaterializeResult(asset_key=name,
-                                   metadata=table_metadata(table, path, **extra[name]))
+        yield dg.MaterializeResult(
+            asset_key=name, metadata=write_table(table, paths.derived, name, part, **extra[name]))
 
 
 @dg.multi_asset(
     specs=[
         dg.AssetSpec(
-            "support_labels", group_name="support",
+            "support_labels",
             deps=["support_judgments", _daily("answers")],
             description="Per judged (claim, citation): majority over human annotators per atom "
-                        "(tie = unresolved), aggregated over atoms (seed 002 §4.3), votes kept.",
+                        "(tie = unresolved), aggregated over atoms (the three-layer audit's L2 "
+                        "support layer), votes kept.",
         ),
         dg.AssetSpec(
-            "review_queue", group_name="support",
+            "review_queue",
             deps=["support_judgments", _daily("answers"), "support_evidence"],
             description="Partial, tied, unresolved and grader-only items, every item of a "
                         "high-risk domain, and a seeded sample of fully supported ones, "
@@ -102,17 +90,15 @@ def support_labels(context: dg.AssetExecutionContext, paths: PathsResource):
     queue = add_replay_column(queue, config.load(paths.raw).replay.link_prefix(),
                               "evidence_capture_time", "evidence_url")
     extra = {
-        "support_labels": {"labels": _counts(labels, "verdict")},
-        "review_queue": {"reasons": _counts(queue, "reason")},
+        "support_labels": {"labels": counts_text(count_by(labels, "verdict"))},
+        "review_queue": {"reasons": counts_text(count_by(queue, "reason"))},
     }
     for name, table in (("support_labels", labels), ("review_queue", queue)):
-        path = parquet_io.write_partition(table, paths.derived, name, part)
-        yield dg.MaterializeResult(asset_key=name,
-                                   metadata=table_metadata(table, path, **extra[name]))
+        yield dg.MaterializeResult(
+            asset_key=name, metadata=write_table(table, paths.derived, name, part, **extra[name]))
 
 
 @dg.asset(
-    group_name="support",
     partitions_def=date_codebook,
     deps=["support_judgments", "support_labels", "support_evidence"],
     description="Krippendorff's alpha, pairwise Cohen's kappa (human annotators) and grader vs "
@@ -127,15 +113,14 @@ def annotation_agreement(context: dg.AssetExecutionContext,
     labels = parquet_io.read_partition(paths.derived, "support_labels", part)
     table = agreement.agreement(
         judged, labels, parquet_io.read_optional(paths.derived, "support_evidence", part))
-    path = parquet_io.write_partition(table, paths.derived, "annotation_agreement", part)
     alpha = [r["value"] for r in table.to_pylist()
              if r["stratum"] == "overall" and r["statistic"] == "krippendorff_alpha"]
-    return dg.MaterializeResult(metadata=table_metadata(
-        table, path, alpha_overall=str(alpha[0] if alpha else None)))
+    return dg.MaterializeResult(metadata=write_table(
+        table, paths.derived, "annotation_agreement", part,
+        alpha_overall=str(alpha[0] if alpha else None)))
 
 
 @dg.asset(
-    group_name="support",
     partitions_def=date_codebook,
     deps=[_daily("claims"), _daily("citations"), _daily("answers"), "citation_captures",
           "payload_texts"],
@@ -161,26 +146,13 @@ def support_evidence(context: dg.AssetExecutionContext,
                                                "payload_sha256", "resolution_issue",
                                                "final_status"]),
                   ("payload_texts", part, ["payload_sha256", "text", "error"]))]
-    signals: Counter = Counter()
-    first: list[pa.RecordBatch] = []
-
-    def tally(batches):
-        for batch in batches:
-            if not first:
-                first.append(batch)
-            for d in pc.value_counts(batch.column("verdict")).to_pylist():
-                signals[d["values"]] += d["counts"]
-            yield batch
-
     with tempfile.TemporaryDirectory(prefix="citeaudit-evidence-") as work:
-        path = parquet_io.write_partition_batches(
-            tally(evidence.support_evidence_batches(*inputs, book, Path(work))), None,
-            paths.derived, "support_evidence", part)
-    rows = pq.ParquetFile(storage.arrow_source(path)).metadata.num_rows
-    meta = table_metadata(
-        pa.Table.from_batches(first), path,
-        signals=", ".join(f"{k}: {v}" for k, v in sorted(signals.items(),
-                                                          key=lambda kv: str(kv[0]))) or "{}",
-        grader=f"{evidence.GRADER} {evidence.GRADER_VERSION}")
-    meta["dagster/row_count"] = dg.MetadataValue.int(rows)
+        meta = write_batches(
+            evidence.support_evidence_batches(*inputs, book, Path(work)), None,
+            paths.derived, "support_evidence", part, signals=None,
+            grader=f"{evidence.GRADER} {evidence.GRADER_VERSION}")
+    # counted in the written file (one column read): the batches stream through untouched
+    written = parquet_io.partition_dir(paths.derived, "support_evidence", part)
+    signals = count_by(written / parquet_io.DATA_FILE, "verdict")
+    meta["signals"] = dg.MetadataValue.text(counts_text(signals))
     return dg.MaterializeResult(metadata=meta)

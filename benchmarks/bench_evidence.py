@@ -7,8 +7,9 @@ Run: ``.venv/bin/python benchmarks/bench_evidence.py [--answers 20000]`` (``make
 Generates a one-day demo corpus of N answers under a temporary folder, times ``citeaudit run``
 over it (which includes ``support_evidence``), then times the locator again on its own on the
 run's own partitions (atomize, windows, terms, BM25, flags), each way in its own child process
-so its peak RSS is its own: *whole* (``evidence.support_evidence``: every pair in one DuckDB
-query, the reference) and *batched* (``evidence.support_evidence_batches`` as the asset runs
+so its peak RSS is its own: *whole* (``support_evidence`` of
+``tests/support/reference_evidence.py``: every pair in one DuckDB query, the reference the
+tests check against) and *batched* (``evidence.support_evidence_batches`` as the asset runs
 it: page batches, spilled, sorted by DuckDB, written row group by row group). Prints a Markdown
 table: atoms × passages scored per second (every atom against every passage window of its cited
 page), rows, seconds, peak RSS (and the RSS with only the inputs loaded), the locator's time as
@@ -31,11 +32,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+ROOT = Path(__file__).resolve().parent.parent  # on the child's path: it imports tests.support
+
 CHILD = r"""
 import json, resource, sys, tempfile, time
 from pathlib import Path
 from citeaudit import codebook, duck, parquet_io
 from citeaudit.support import evidence
+from tests.support.reference_evidence import support_evidence
 raw, derived, date, mode = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]
 out = Path(sys.argv[5])
 day = {"observation_date": date}; part = {**day, "codebook": "v1"}
@@ -46,7 +50,7 @@ texts = parquet_io.read_partition(derived, "payload_texts", part)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t = time.perf_counter()
 if mode == "whole":
-    path = parquet_io.write_partition(evidence.support_evidence(*inputs, aligned, texts, book),
+    path = parquet_io.write_partition(support_evidence(*inputs, aligned, texts, book),
                                       out, "support_evidence", part)
 else:
     with tempfile.TemporaryDirectory() as work:
@@ -81,7 +85,8 @@ def main() -> None:
         for mode in ("whole", "batched"):
             out = subprocess.run([sys.executable, "-c", CHILD, str(raw), str(derived), date,
                                   mode, str(root / mode)],
-                                 check=True, capture_output=True, text=True)
+                                 check=True, capture_output=True, text=True,
+                                 env={**os.environ, "PYTHONPATH": str(ROOT)})
             got[mode] = json.loads(out.stdout.strip().splitlines()[-1])
         same = pq.read_table(got["whole"]["path"]).equals(pq.read_table(got["batched"]["path"]))
         scored = _scored_pairs(raw, derived, date)

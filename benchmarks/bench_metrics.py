@@ -7,7 +7,8 @@ omission_endpoints, review_queue, annotation_agreement) for each size in ``--ans
 ``benchmarks/.cache/metrics-N/`` (reused when present), then, per size, runs
 :func:`citeaudit.metrics.compute_partition` in a child process of its own, once with the units
 kept in DuckDB (the pipeline's path) and once on the in-memory reference path
-(``in_memory=True``: units as one Arrow table, a pandas frame), interleaved ``--repeat`` times:
+(``tests/metrics/reference_metrics.py``: units as one Arrow table, a pandas frame; the tests
+compare against it, so it lives there), interleaved ``--repeat`` times:
 wall and CPU seconds of the computation, the child's peak RSS and its RSS with only the
 imports loaded. It checks that both paths give the same table (exit 1 if a count, status,
 method or note differs, or a float by more than 1e-12 relative), then times
@@ -137,9 +138,13 @@ def build(derived: Path, n_answers: int, seed: int = 1) -> int:
 
 def child(derived: Path, date: str, version: str, path: str, out: Path) -> None:
     """One metrics computation in this process: prints its figures as one JSON line."""
+    # the reference is imported in both children, so both start with the same modules loaded
+    from tests.metrics.reference_metrics import counts_and_units  # PYTHONPATH: the checkout
+
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t, c = time.perf_counter(), time.process_time()
-    result = compute_partition(derived, date, version, in_memory=path == "in_memory")
+    result = compute_partition(derived, date, version,
+                               units=counts_and_units if path == "in_memory" else None)
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     parquet_io.write_partition(result.table, out, "metrics",

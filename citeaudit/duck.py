@@ -77,3 +77,13 @@ def execute(
     text = sql_text(name)
     used = {k: v for k, v in (params or {}).items() if f"${k}" in text}
     con.execute(text, used or None)
+
+
+def spill_to_disk(con: duckdb.DuckDBPyConnection, memory_limit: str, folder: str | Path) -> None:
+    """Keep ``con`` within ``memory_limit`` (e.g. ``"300MB"``): joins, sorts and aggregates
+    beyond it spill to temporary files in ``folder`` (a private folder the caller removes).
+    Insertion order stays preserved, so a spilled result comes back in the same order as an
+    in-memory one and the files written from it keep the same bytes."""
+    con.execute("SET memory_limit = $m", {"m": memory_limit})
+    con.execute("SET temp_directory = $d", {"d": str(folder)})
+    con.execute("SET preserve_insertion_order = true")

@@ -104,12 +104,6 @@ def import_rejections(raw: Path, observation_date: str) -> pa.Table:
     return table.cast(REJECTED_SCHEMA)
 
 
-def read_lines(files: list[Path], root: Path) -> pa.Table:
-    """All lines of the files as one table (see :func:`iter_line_batches`)."""
-    batches = list(iter_line_batches(files, root, BATCH_LINES))
-    return pa.concat_tables(batches) if batches else LINES_SCHEMA.empty_table()
-
-
 def _ingest_batch(con: duckdb.DuckDBPyConnection, lines: pa.Table) -> IngestResult:
     """Validate one batch against the ids of earlier batches; extract its accepted answers."""
     for table in (
@@ -163,11 +157,6 @@ def ingest_batches(batches: Iterable[pa.Table]) -> IngestResult:
         rejected=_concat([p.rejected for p in parts],
                          ["source_file", "source_line", "field", "reason"]),
     )
-
-
-def ingest_lines(lines: pa.Table) -> IngestResult:
-    """Validate and split one table of lines (tests and small inputs)."""
-    return ingest_batches([lines])
 
 
 def ingest_files(files: list[Path], root: Path, batch_lines: int = BATCH_LINES) -> IngestResult:

@@ -6,7 +6,8 @@ unresolved); DuckDB counts them per stratum and margin (``count_metric_strata.sq
 :mod:`citeaudit.stats` gives each row its estimate and 95% interval. The units stay in a DuckDB
 table (spilled to disk past ``MEMORY_LIMIT``); only the resolved units' codes, weights and y
 come to Python, in record batches, so the step's memory is about 40 bytes a resolved unit
-plus DuckDB's limit (:mod:`reference` is the in-memory path it replaced, same table):
+plus DuckDB's limit (the in-memory path it replaced, same table, is kept as the tests'
+reference, ``tests/metrics/reference_metrics.py``):
 
 * unweighted metrics, and weighted rows whose units are one per query with one design
   weight: Wilson on the counts (the weighted and unweighted rates coincide);
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -42,7 +44,7 @@ import pandas as pd
 import pyarrow as pa
 
 from citeaudit import duck
-from citeaudit.metrics import inputs, reference
+from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import METRICS, MetricDef
 from citeaudit.metrics.units import GROUP_KEYS, UNIT_SCHEMA, Units, sorted_units
 from citeaudit.stats import (
@@ -95,6 +97,10 @@ KEY_COLUMNS = ("metric", "engine", "domain", "risk_band")
 # DuckDB's share of the step: units, counts and codes stay within it, spilling beyond it
 MEMORY_LIMIT = "256MB"
 READ_ROWS = 262_144
+# A path to the intervals' inputs: (counts rows, {metric: missing inputs}, resolved units)
+# of the views registered on a connection (see :func:`compute`).
+UnitsPath = Callable[[duckdb.DuckDBPyConnection, set[str]],
+                     tuple[list[dict[str, Any]], dict[str, list[str]], Any]]
 
 
 @dataclass
@@ -374,16 +380,17 @@ def compute(
     *,
     reps: int = BOOTSTRAP_REPS,
     seed: int = BOOTSTRAP_SEED,
-    in_memory: bool = False,
+    units: UnitsPath | None = None,
 ) -> MetricsResult:
     """The metrics rows for the views registered in ``con`` (see :func:`inputs.register`).
 
     The units stay in DuckDB, counted and coded there; only the resolved units' numbers come
-    to Python. ``in_memory`` takes the reference path of :mod:`citeaudit.metrics.reference`
-    (units as one Arrow table, a pandas frame) instead: same table, more memory."""
+    to Python. ``units`` replaces that path by another giving the same counts rows, missing
+    inputs and resolved units (the tests' in-memory reference: units as one Arrow table, a
+    pandas frame): same table, more memory."""
     resolved: _Resolved | Any
-    if in_memory:
-        counts, missing, resolved = reference.counts_and_units(con, names)
+    if units is not None:
+        counts, missing, resolved = units(con, names)
     else:
         missing = select_units(con, names)
         counts = duck.query(con, "metrics/count_metric_strata").to_pylist()
@@ -440,22 +447,20 @@ def compute(
     return MetricsResult(table, missing)
 
 
-def compute_partition(derived: Path, date: str, version: str, *, in_memory: bool = False,
-                      **kwargs: Any) -> MetricsResult:
+def compute_partition(derived: Path, date: str, version: str, *,
+                      units: UnitsPath | None = None, **kwargs: Any) -> MetricsResult:
     """Compute the metrics of one date × codebook from whatever inputs are on disk.
 
     DuckDB works within ``MEMORY_LIMIT``, spilling to a private temporary folder beyond it
-    (the in-memory reference path runs as it always did, without a limit)."""
+    (another ``units`` path, see :func:`compute`, runs as it always did, without a limit)."""
     tables = inputs.available(derived, date, version)
     with tempfile.TemporaryDirectory(prefix="citeaudit-metrics-") as spill:
         con = duck.connect()
         try:
-            if not in_memory:
-                con.execute("SET memory_limit = $m", {"m": MEMORY_LIMIT})
-                con.execute("SET temp_directory = $d", {"d": spill})
-                con.execute("SET preserve_insertion_order = true")
+            if units is None:
+                duck.spill_to_disk(con, MEMORY_LIMIT, spill)
             names = inputs.register(con, tables)
-            result = compute(con, names, date, version, in_memory=in_memory, **kwargs)
+            result = compute(con, names, date, version, units=units, **kwargs)
         finally:
             con.close()
     result.inputs = tables

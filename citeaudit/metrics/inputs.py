@@ -19,7 +19,6 @@ JUDGED = (
     "support_judgments",
     "passage_checks",
     "support_labels",
-    "claim_support",
     "review_queue",
     "annotation_agreement",
     "metadata_checks",
@@ -51,8 +50,7 @@ def register(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> set[str
     """Create one view per available table (plus ``claim_labels``); return the view names.
 
     ``claim_labels`` (claim-level support, for citation recall and precision: claim_id, label,
-    human_judged) is ``claim_support`` when the support stage produced it, else the
-    adjudicated pairs aggregated per claim.
+    human_judged) is the adjudicated pairs aggregated per claim.
     """
     for name, path in tables.items():
         rel = con.read_parquet(str(path))
@@ -67,11 +65,7 @@ def register(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> set[str
     if "answers" in names:
         # the strata join the unit queries over judged tables share: stratified(judged)
         duck.execute(con, "metrics/create_stratified_macro")
-    if "claim_support" in names:
-        con.table("claim_support").select(
-            "claim_id, label, true AS human_judged").create_view("claim_labels")
-        names.add("claim_labels")
-    elif "support_labels" in names:
+    if "support_labels" in names:
         duck.create_table(con, "claim_labels", "metrics/select_claim_labels_from_pairs")
         names.add("claim_labels")
     return names

@@ -1,5 +1,6 @@
 """The units every metric is computed from: their columns, the levels they are grouped by,
-and the resolved units of a row as arrays (shared by :mod:`compute` and :mod:`reference`)."""
+and the resolved units of a row as arrays (shared by :mod:`compute` and the tests' in-memory
+reference, ``tests/metrics/reference_metrics.py``)."""
 
 from __future__ import annotations
 

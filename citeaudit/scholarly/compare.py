@@ -59,10 +59,6 @@ class Cited:
     year: int | None = None
     venue: str | None = None
 
-    @property
-    def has_metadata(self) -> bool:
-        return bool(self.title or self.authors or self.year or self.venue)
-
 
 @dataclass(frozen=True)
 class Lookup:

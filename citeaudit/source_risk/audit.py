@@ -121,15 +121,6 @@ def prior_files(derived: Path, date: str, version: str) -> list[Path]:
             if p.parent.parent.name.split("=", 1)[1] < date]
 
 
-def prior_ledger(derived: Path, date: str, version: str) -> pa.Table | None:
-    """PRIOR_SCHEMA rows of :func:`prior_files` as one table (None when there are none)."""
-    parts = prior_files(derived, date, version)
-    if not parts:
-        return None
-    tables = [parquet_io.read_table(p, columns=validate.PRIOR_SCHEMA.names) for p in parts]
-    return pa.concat_tables([t.cast(validate.PRIOR_SCHEMA) for t in tables])
-
-
 TABLES = ("source_risk_records", "rejected_records", "omission_endpoints",
           "source_risk_claim_ledger")
 ROW_GROUP = 65_536
@@ -182,9 +173,7 @@ def work_connection(folder: Path):
     """A DuckDB connection whose joins and sorts spill to ``folder`` past a memory limit, with
     a database file there (``STORE``) for the tables that grow with the run."""
     con = duck.connect()
-    con.execute("SET memory_limit = $m", {"m": MEMORY_LIMIT})
-    con.execute("SET temp_directory = $t", {"t": str(folder / "spill")})
-    con.execute("SET preserve_insertion_order = true")
+    duck.spill_to_disk(con, MEMORY_LIMIT, folder / "spill")
     con.execute(f"ATTACH $path AS {STORE}", {"path": str(folder / "store.duckdb")})
     con.execute("SET search_path = $p", {"p": f"memory.main,{STORE}.main"})
     return con

@@ -140,9 +140,7 @@ def sorted_evidence(batches: Iterable[pa.Table], workdir: Path) -> Iterator[pa.R
             writer.close()
     con = duck.connect()
     try:
-        con.execute("SET memory_limit = $m", {"m": SORT_MEMORY})
-        con.execute("SET temp_directory = $d", {"d": str(Path(workdir) / "duckdb-tmp")})
-        con.execute("SET preserve_insertion_order = true")
+        duck.spill_to_disk(con, SORT_MEMORY, Path(workdir) / "duckdb-tmp")
         result = con.sql(duck.sql_text("support/sort_support_evidence"),
                          params={"spill": str(spill)})
         reader = result.to_arrow_reader(READ_ROWS)
@@ -206,11 +204,3 @@ def support_evidence_batches(claims: pa.Table, citations: pa.Table, answers: pa.
     sorted there): the same rows, in the same order, as :func:`locate` over every pair."""
     pairs = evidence_pairs(claims, citations, answers, aligned, texts)
     yield from sorted_evidence(locate_by_page(pairs, claims, texts, book, batch_pairs), workdir)
-
-
-def support_evidence(claims: pa.Table, citations: pa.Table, answers: pa.Table,
-                     aligned: pa.Table, texts: pa.Table, book: Codebook) -> pa.Table:
-    """The ``support_evidence`` table of one date × codebook partition, whole, in one batch
-    (the reference the bounded-memory path is tested against)."""
-    pairs = evidence_pairs(claims, citations, answers, aligned, texts)
-    return locate(pairs, claims, texts, book)

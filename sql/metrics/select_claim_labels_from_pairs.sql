@@ -1,6 +1,5 @@
--- Purpose: a claim-level support label for citation recall, when no claim_support table
--- exists: a claim-grain row of support_labels (citation_id null: the claim judged against its
--- citations together) wins; otherwise the pairs decide: the citations together fully support
+-- Purpose: a claim-level support label for citation recall: a claim-grain row of
+-- support_labels (citation_id null: the claim judged against its citations together) wins; otherwise the pairs decide: the citations together fully support
 -- the claim when any pair is fully_supported; else unresolved when any pair is unresolved (it
 -- might be supported); else the worst resolved verdict (contradicted > unsupported > partial).
 -- A grader-only verdict (basis grader_only) is no human review: it counts as unresolved.

@@ -3,7 +3,7 @@
 -- claim has no citation; unresolved when its worthiness is unknown, when it is cited but no
 -- pair was reviewed, or when its claim-level label is unresolved.
 -- Grain: one row per claim with verification_worthy true or null. Inputs: claims,
--- claim_labels (claim_support, or the pairs aggregated), answers (strata).
+-- claim_labels (the pairs aggregated per claim), answers (strata).
 SELECT
     'citation_recall' AS metric,
     c.claim_id AS unit_id,

@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import dagster as dg
 import duckdb
 import pytest
 
 from citeaudit import catalog, cli
+from pipelines.definitions import build_defs
+from pipelines.resources import PathsResource
 
 
 def digests(folder: Path) -> dict[str, str]:
@@ -76,6 +79,10 @@ def test_catalog_rebuild_while_an_analyst_has_it_open(demo_run, tmp_path: Path) 
     derived = demo_run.copy(tmp_path / "copy").derived  # the outputs of a real run
     catalog.build(derived)
     reader = duckdb.connect(str(derived / catalog.CATALOG_FILE), read_only=True)
+    # a view per table of the run: exactly the tables the catalog asset depends on
+    views = {r[0] for r in reader.sql("SHOW TABLES").fetchall()}
+    graph = build_defs(PathsResource()).resolve_asset_graph()
+    assert views == {k.to_user_string() for k in graph.get(dg.AssetKey("catalog")).parent_keys}
     before = reader.sql("SELECT count(*) FROM answer_checks").fetchall()[0][0]
     catalog.build(derived)  # a second process-like writer replaces the file under the reader
     assert reader.sql("SELECT count(*) FROM answer_checks").fetchall()[0][0] == before
@@ -111,10 +118,7 @@ def test_one_date_only(demo_run, tmp_path: Path, home: Path) -> None:
 
 def test_asset_checks_judge_the_contract(tmp_path: Path) -> None:
     """A date with many broken lines materializes (the batch goes on) but WARNs on its share."""
-    import dagster as dg
-
     from assets.ingest import ingest_answers
-    from pipelines.resources import PathsResource
 
     folder = tmp_path / "raw" / "answers" / "2026-11-05"
     folder.mkdir(parents=True)

@@ -1,5 +1,6 @@
-"""Seed 000 §IV: the conformance suite, run from the implementation, must print the paper's
-counts. The expected numbers below are the seed's published figures (the specification)."""
+"""The conformance suite of the source-risk audit specification (its conformance suite,
+docs/references.md#source-risk-audit), run from the implementation, must print the paper's
+counts. The expected numbers below are the specification's published figures."""
 
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def test_conformance_asset_materializes(tmp_path: Path) -> None:
     import dagster as dg
     import pyarrow.parquet as pq
 
-    from assets.source_risk import source_risk_conformance
+    from assets.source_risk_conformance import source_risk_conformance
     from pipelines.resources import PathsResource
 
     derived = tmp_path / "derived"

@@ -13,6 +13,7 @@ import pytest
 from citeaudit import cli, codebook
 from citeaudit.codebook import Atomization, CodebookError
 from citeaudit.support import atoms, evidence, windows
+from tests.support.reference_evidence import support_evidence
 
 BASE = {"version": "t", "label_maps": {"s": {"yes": "fully_supported"}}, "source_roles": {},
         "priority_weights": {"w": 1.0}, "policy": {"contextualize_above": 0.5}}
@@ -171,7 +172,7 @@ def test_page_batches_equal_the_whole_table(demo_run, tmp_path):
     part = dict(p.split("=", 1) for p in (f.parent.parent.name, f.parent.name))
     book = codebook.load_version(demo_run.raw, part["codebook"])
     inputs = _demo_inputs(demo_run, part)
-    whole = evidence.support_evidence(*inputs, book)
+    whole = support_evidence(*inputs, book)
     assert whole.num_rows > 0
     assert evidence.evidence_pairs(*inputs).num_rows > 3 * 60  # several page batches
     batches = list(evidence.support_evidence_batches(*inputs, book, tmp_path, batch_pairs=60))

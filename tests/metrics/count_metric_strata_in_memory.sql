@@ -1,4 +1,4 @@
--- Purpose: the reference path's counts (citeaudit.metrics.reference, units held in memory as
+-- Purpose: the reference path's counts (reference_metrics.py beside it, units held in memory as
 -- one Arrow table): what count_metric_strata.sql gives, with the distinct answers, queries
 -- and domains counted here by count(DISTINCT ...). Counts per (metric, stratum) and margins: the full stratum engine × domain ×
 -- risk_band, then per engine, per domain and overall. Resolved units (y not null) make the

@@ -1,15 +1,18 @@
 """The in-memory path to the intervals' inputs, kept as the reference for the DuckDB path.
 
 Every metric's units become one Arrow table in Python, DuckDB counts them with
-``count(DISTINCT ...)``, and the resolved units go to a pandas frame whose ``groupby``
-indices say which units each row reads. Memory grows with the units (a few hundred bytes
-each); :func:`citeaudit.metrics.compute.compute` keeps the units in DuckDB instead. Both give
-the same arrays in the same order to the same interval code, so the tables are equal:
-``tests/metrics`` checks it and ``benchmarks/bench_metrics.py`` measures both.
+``count(DISTINCT ...)`` (``count_metric_strata_in_memory.sql``, beside this file), and the
+resolved units go to a pandas frame whose ``groupby`` indices say which units each row reads.
+Memory grows with the units (a few hundred bytes each); :func:`citeaudit.metrics.compute.compute`
+keeps the units in DuckDB instead. Both give the same arrays in the same order to the same
+interval code, so the tables are equal: ``tests/metrics`` checks it
+(``compute_partition(..., units=counts_and_units)``) and ``benchmarks/bench_metrics.py``
+measures both. It lives with the tests because only they and the benchmark run it.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -18,9 +21,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from citeaudit import duck
 from citeaudit.metrics.units import GROUP_KEYS, UNIT_SCHEMA, Units, sorted_units
 
+COUNTS_SQL = Path(__file__).with_name("count_metric_strata_in_memory.sql")
 FRAME_COLUMNS = ["metric", "engine", "domain", "risk_band", "query_id", "inclusion_prob", "y"]
 
 
@@ -58,7 +61,7 @@ def counts_and_units(con: duckdb.DuckDBPyConnection, names: set[str]
     units = pa.concat_tables(parts) if parts else UNIT_SCHEMA.empty_table()
     con.register("metric_units", units)
     try:
-        counts = duck.query(con, "metrics/count_metric_strata_in_memory").to_pylist()
+        counts = con.sql(COUNTS_SQL.read_text(encoding="utf-8")).to_arrow_table().to_pylist()
     finally:
         con.unregister("metric_units")
     y = units.column("y")
