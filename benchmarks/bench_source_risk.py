@@ -26,7 +26,7 @@ b. Validation + audit: N demo-shaped records in a JSONL file (evidence quotes ch
 The specification reports 0.49 us/tuple (endpoint loop) and 51.2 us/record (validation plus audit)
 on
 an Intel Xeon Platinum 8573C, single process, pure Python: the ratios printed are against
-those figures (the seed's scripts are not shipped, so they are not re-run here).
+those figures (the specification's scripts are not shipped, so they are not re-run here).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compati
 citeaudit archive --raw DIR [--date D] [--via URL]  capture the cited pages into WARC
 citeaudit summary [--derived DIR]             print the summary of the last run
 citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
-citeaudit conformance --out DIR               run the seed 000 source-risk conformance suite
+citeaudit conformance --out DIR               run the source-risk specification's conformance suite
 citeaudit ui                                  the Dagster UI on the local instance
 citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
 citeaudit import openai|gemini|anthropic|perplexity PATH... --out DIR   engine responses
@@ -62,7 +62,7 @@ LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
         ("replay", "serve the project's WARCs in a local pywb, so replay links open"),
     )),
     ("citeaudit.source_risk.conformance.cli", "register_cli", (
-        ("conformance", "run the seed 000 conformance suite"),
+        ("conformance", "run the source-risk conformance suite"),
     )),
     ("citeaudit.imports.cli", "register_cli", (
         ("import", "import engine API responses (openai, gemini, anthropic, perplexity) or "

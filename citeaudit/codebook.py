@@ -1,10 +1,10 @@
 """Versioned codebooks (``codebooks/<version>.yaml``) loaded into a typed, validated model.
 
 A codebook fixes everything a judgment-dependent number depends on: how each annotation schema's
-labels map onto seed 003's five support labels, the source-role taxonomy, review-priority
-weights, policy thresholds, high-risk domains, the temporal alignment window, tracking
-parameters, review sampling, scholarly matching thresholds and the metric definitions. Numbers
-are comparable only within one version, so a version is a partition dimension.
+labels map onto the support rubric's five labels (docs/references.md), the source-role
+taxonomy, review-priority weights, policy thresholds, high-risk domains, the temporal alignment
+window, tracking parameters, review sampling, scholarly matching thresholds and the metric
+definitions. Numbers are comparable only within one version, so a version is a partition dimension.
 
 Validation fails closed with a :class:`CodebookError` naming the file, the key path and, where
 YAML knows it, the line: unknown keys, duplicate keys (a label mapped twice), weights that do not
@@ -39,7 +39,8 @@ class CodebookError(ValueError):
 
 @dataclass(frozen=True)
 class SourceRole:
-    """One source role of seed 000 Table I and whether the answer must disclose it."""
+    """One source role of the source-risk specification's taxonomy, and whether the answer must
+    disclose it."""
 
     name: str
     requires_disclosure: bool
@@ -132,7 +133,8 @@ class Codebook:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def map_label(self, schema: str, raw: str) -> str | None:
-        """Seed 003 label for a raw label of ``schema``; None when the codebook has no mapping."""
+        """The support rubric's label for a raw label of ``schema``; None when the codebook has
+        no mapping."""
         return self.label_maps.get(schema, {}).get(raw)
 
     def is_tracking_param(self, name: str) -> bool:
@@ -205,7 +207,8 @@ def _label_maps(doc: dict, path: str) -> dict[str, dict[str, str]]:
     for schema, mapping in _mapping(doc, "label_maps", path).items():
         key = f"label_maps.{schema}"
         if not isinstance(mapping, dict) or not mapping:
-            raise _fail(path, key, "expected a non-empty mapping of raw label -> seed 003 label")
+            raise _fail(path, key, "expected a non-empty mapping of raw label -> support label "
+                        f"({', '.join(SUPPORT_LABELS)})")
         for raw, label in mapping.items():
             if label not in SUPPORT_LABELS:
                 raise _fail(path, f"{key}.{raw}",

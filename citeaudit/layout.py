@@ -1,4 +1,4 @@
-"""The raw input layout (DESIGN §4): which dates and files a raw folder holds.
+"""The raw input layout (docs/inputs.md): which dates and files a raw folder holds.
 
 ``answers/<observation_date>/*.jsonl``, ``warc/<crawl_date>/**/*.warc[.gz]|*.arc[.gz]|*.wacz``,
 ``annotations/``, ``codebooks/<version>.yaml``. Folders whose names are not ISO dates are

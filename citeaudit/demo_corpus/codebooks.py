@@ -38,7 +38,7 @@ METRICS = {
         "inaccessible or unclear citations count as not supporting."
     ),
     "full_support_rate": (
-        "Fully supported pairs over accessible reviewed claim-citation pairs (seed 003); "
+        "Fully supported pairs over accessible reviewed claim-citation pairs (the support rubric); "
         "partial and unresolved counts are shown beside it."
     ),
 }
@@ -56,8 +56,8 @@ def codebook(version: str) -> dict:
     weights = {"d_Q": 0.375, "d_R": 0.25, "d_H": 0.25, "d_E": 0.125}
     policy = {"contextualize_above": 0.5, "review_unresolved": True, "abstain_rules": []}
     description = (
-        "Demo codebook v1: raw support labels map one-to-one onto seed 003's categories; "
-        "source-role taxonomy and review priorities of seed 000."
+        "Demo codebook v1: raw support labels map one-to-one onto the support rubric's "
+        "categories; source-role taxonomy and review priorities of the source-risk specification."
     )
     if version == "v2":
         support_map["partial"] = "unsupported"

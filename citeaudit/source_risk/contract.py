@@ -32,7 +32,7 @@ SEED_DEFECTS = (
     "mismatched_quote",
     "unnormalized_weights",
 )
-# Defects the pipeline meets in real input that the seed's synthetic suite does not plant.
+# Defects the pipeline meets in real input that the specification's synthetic suite does not plant.
 PIPELINE_DEFECTS = (
     "malformed_json",
     "missing_required_field",

@@ -77,7 +77,7 @@ OK = {"tag": "[D1:c1]"}
         ([[{"source_id": "S1"}]], None, (False, "malformed_citation", 0)),
     ],
 )
-def test_seed_001_rules(tmp_path: Path, claims, context, expected) -> None:
+def test_fail_closed_verification_rules(tmp_path: Path, claims, context, expected) -> None:
     got = verdict(tmp_path, answer("a", claims, context))
     assert (got["verdict"] == "verified", got["reason"], got["claim_index"]) == expected
     assert got["verdict"] in ("verified", "rejected")

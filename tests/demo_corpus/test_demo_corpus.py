@@ -1,7 +1,7 @@
 """The demo corpus generator: deterministic, well-formed, and its ground truth is right.
 
 Ground truth is checked against independent re-implementations of the rules (a line validator,
-seed 001's citation check, a tiny capture index over the WARCs), not against the generator's
+the fail-closed citation check, a tiny capture index over the WARCs), not against the generator's
 own bookkeeping, so a bug in how a defect is planted shows up as a mismatch here.
 """
 
@@ -90,7 +90,7 @@ def validate(text: str) -> tuple[dict | None, list[tuple[str | None, str]]]:
 
 
 def check_citations(answer: dict) -> list[tuple[int, str]]:
-    """Seed 001, written again: first failure per claim."""
+    """The fail-closed verification rule, written again: first failure per claim."""
     context = answer.get("context_chunk_ids")
     out = []
     for k, claim in enumerate(answer["claims"]):
@@ -276,7 +276,7 @@ def test_accepted_answers_are_well_formed(small: Path, truth: dict) -> None:
         not a["claims"] for _, a in answers.values()) > 0
 
 
-def test_claim_failures_and_verdicts_follow_seed_001(small: Path, truth: dict) -> None:
+def test_claim_failures_and_verdicts_follow_the_fail_closed_rule(small: Path, truth: dict) -> None:
     answers = accepted_answers(small, truth)
     failures, verdicts = [], []
     served = Counter()

@@ -61,7 +61,7 @@ def row(rows: list[dict], metric: str, level: str = "overall", engine: str = "al
     return hits[0]
 
 
-def test_seed_003_example_eight_of_ten_with_unresolved_beside(tmp_path: Path) -> None:
+def test_support_rubric_example_eight_of_ten_with_unresolved_beside(tmp_path: Path) -> None:
     """The support rubric: 8 fully of 10 accessible reviewed pairs (1 partial, 1 unsupported) = 80%;
     2 unresolved pairs are reported beside, never in the denominator."""
     answers = [{**a, "engine": "gamma", "domain": "health", "risk_band": "high",

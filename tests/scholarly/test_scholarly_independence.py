@@ -1,4 +1,5 @@
-"""Cross-source independence per claim (seed 002 §4.4 step 3), in SQL over real Arrow tables."""
+"""Cross-source independence per claim (the three-layer audit's L3 independence step,
+docs/references.md), in SQL over real Arrow tables."""
 
 from __future__ import annotations
 
