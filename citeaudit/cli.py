@@ -8,7 +8,7 @@ citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compati
 citeaudit archive --raw DIR [--date D] [--via URL]  capture the cited pages into WARC
 citeaudit summary [--derived DIR]             print the summary of the last run
 citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
-citeaudit conformance --out DIR               run the source-risk specification's conformance suite
+citeaudit conformance --out DIR               run the source-risk conformance suite
 citeaudit ui                                  the Dagster UI on the local instance
 citeaudit import {liu,expertqa} PATH --out DIR  import real human-annotated data
 citeaudit import openai|gemini|anthropic|perplexity PATH... --out DIR   engine responses

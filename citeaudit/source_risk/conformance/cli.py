@@ -61,6 +61,6 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def register_cli(sub: argparse._SubParsersAction) -> None:
     """Add the ``conformance`` subcommand to the citeaudit parser."""
-    p = sub.add_parser("conformance", help="run the source-risk specification's conformance suite")
+    p = sub.add_parser("conformance", help="run the source-risk conformance suite")
     p.add_argument("--out", required=True, help="folder for fixtures, predictions, CSVs")
     p.set_defaults(func=_cmd)
