@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,11 @@ from filelock import FileLock
 
 PROJECT = Path(__file__).resolve().parents[1]
 CORPORA = PROJECT.parent / "shared" / "corpora"
+# The tests' Dagster instance config (no capture of step logs: tests/dagster.yaml says why).
+# `citeaudit` copies it into each new DAGSTER_HOME, in this process and in the subprocesses the
+# tests start; a fixture that prepares a DAGSTER_HOME itself copies DAGSTER_YAML.
+DAGSTER_YAML = Path(__file__).resolve().parent / "dagster.yaml"
+os.environ.setdefault("CITEAUDIT_DAGSTER_YAML", str(DAGSTER_YAML))
 
 # The shared demo: big enough that every planted case of every stage appears (twelve source-risk
 # defect types, every support rejection reason, every L3 verdict), small enough to run in ~20 s.
@@ -73,7 +79,7 @@ def _build_demo_run(root: Path) -> None:
     demo_corpus.generate(raw, seed=DEMO_SEED, answers=DEMO_ANSWERS, days=DEMO_DAYS)
     demo_corpus.site.archive_live(raw)  # as `make demo`: the last date archived live too
     home.mkdir()
-    shutil.copyfile(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(DAGSTER_YAML, home / "dagster.yaml")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(home))
         for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL"):

@@ -28,6 +28,7 @@ import dagster as dg
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from distributed_services import (
     Services,
     missing_binaries,
@@ -141,7 +142,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, s3: MotoS3) -> Iterator[Cl
     with running_services(tmp / "services") as services:
         home = tmp / "pg_home"
         home.mkdir()
-        shutil.copyfile(PROJECT / "deploy" / "dagster.postgres.yaml", home / "dagster.yaml")
+        # the deployment's instance config, with the tests' compute log manager (no capture of
+        # each step's stdout on the workers: tests/dagster.yaml says why)
+        config = yaml.safe_load((PROJECT / "deploy" / "dagster.postgres.yaml").read_text())
+        tests_config = yaml.safe_load((PROJECT / "tests" / "dagster.yaml").read_text())
+        config["compute_logs"] = tests_config["compute_logs"]
+        (home / "dagster.yaml").write_text(yaml.safe_dump(config))
         env = {
             **os.environ, **services.env, **s3.env, "DAGSTER_HOME": str(home),
             "CITEAUDIT_STATE_DIR": str(tmp / "state"),

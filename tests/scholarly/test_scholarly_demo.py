@@ -137,7 +137,7 @@ def _materialize(raw: Path, derived: Path, home: Path, **resources) -> list[dict
     from pipelines.resources import PathsResource
 
     home.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(Path(__file__).resolve().parents[2] / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "dagster.yaml", home / "dagster.yaml")
     with _dagster_home(home), dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("codebook", ["v1"])
         result = dg.materialize(

@@ -27,7 +27,7 @@ def s3_run(demo_run, moto_s3: MotoS3, tmp_path_factory: pytest.TempPathFactory):
     raw, derived = moto_s3.root(bucket, "raw"), moto_s3.root(bucket, "derived")
     moto_s3.upload_tree(demo_run.raw, raw)
     home = tmp_path_factory.mktemp("s3_home")
-    shutil.copyfile(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(PROJECT / "tests" / "dagster.yaml", home / "dagster.yaml")
     state = tmp_path_factory.mktemp("s3_state")
     with pytest.MonkeyPatch.context() as mp:
         moto_s3.apply(mp)
