@@ -42,7 +42,8 @@ TEST_TMPDIR ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm)
 ## test: the whole test suite (unit, golden pywb, bad files, assets, end-to-end dagster runs)
 test: $(STAMP) $(PYWB_STAMP)
 	$(VENV)/bin/ruff check .
-	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) $(PY) -m pytest -q -n 2 --dist loadscope
+	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) $(PY) -m pytest -q -n 2 --dist loadscope \
+	    --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
