@@ -127,7 +127,7 @@ def _build_run(root: Path, seed: int, answers: int, days: int, live: bool) -> No
     shutil.copyfile(DAGSTER_YAML, home / "dagster.yaml")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(home))
-        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL"):
+        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
             mp.delenv(var, raising=False)
         code = cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"])
     if code != 0:
