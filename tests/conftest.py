@@ -16,7 +16,9 @@ use the smallest corpus that still plants what it checks.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -172,6 +174,36 @@ def small_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Itera
     yield from _shared_run(
         tmp_path_factory, worker_id, "shared_small_run",
         lambda root: _build_run(root, SMALL_SEED, SMALL_ANSWERS, SMALL_DAYS, live=False))
+
+
+def _build_rerun(root: Path, first: DemoRun) -> None:
+    """A private copy of ``first`` (outputs, registry cache, run history) run again by
+    `citeaudit run` over the same raw folder; its printed summary kept in ``summary.txt``."""
+    from citeaudit import cli
+
+    again = first.copy(root)
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DAGSTER_HOME", str(again.home))
+        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
+            mp.delenv(var, raising=False)
+        with contextlib.redirect_stdout(out):
+            code = cli.main(["run", "--raw", str(first.raw), "--derived", str(again.derived)])
+    if code != 0:
+        raise RuntimeError(f"the second citeaudit run over the shared demo exited {code}")
+    (root / "summary.txt").write_text(out.getvalue(), encoding="utf-8")
+    (root / "digests.json").write_text(json.dumps(tree_digests(again.raw, again.derived)))
+
+
+@pytest.fixture(scope="session")
+def demo_rerun(tmp_path_factory: pytest.TempPathFactory, worker_id: str,
+               demo_run: DemoRun) -> Iterator[DemoRun]:
+    """The shared demo run run again (read only, as ``demo_run``): a copy of its outputs and
+    run history, then `citeaudit run` over the same raw folder once per session, for the tests
+    of a second run (same bytes, no new registry request); ``root/summary.txt`` holds what the
+    second run printed (``demo_rerun.home.parent / "summary.txt"``)."""
+    yield from _shared_run(tmp_path_factory, worker_id, "shared_demo_rerun",
+                           lambda root: _build_rerun(root, demo_run))
 
 
 @pytest.fixture(autouse=True)
