@@ -36,7 +36,8 @@ demo: $(STAMP)
 
 # The tests' temporary folders (Dagster's SQLite instances, outputs, WARCs; about 300 MB) go to a
 # RAM disk when the machine has one: SQLite commits and closes with an fsync per Dagster event,
-# which on a disk costs about a third of each test run's time. TEST_TMPDIR=/tmp keeps them on disk.
+# which on a busy disk cost about a third of a test run's time (less on an idle one).
+# TEST_TMPDIR=/tmp keeps them on disk.
 TEST_TMPDIR ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm)
 
 ## test: the whole test suite (unit, golden pywb, bad files, assets, end-to-end dagster runs)
