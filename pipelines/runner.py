@@ -49,7 +49,9 @@ class Step(NamedTuple):
 
 
 def ensure_dagster_home(derived: Path | None = None) -> Path:
-    """DAGSTER_HOME, created and given the project's dagster.yaml.
+    """DAGSTER_HOME, created and given the project's dagster.yaml (or the file
+    ``CITEAUDIT_DAGSTER_YAML`` names: the tests give their instances one that does not capture
+    each step's stdout, which costs a ``tail`` process per step and the run's wait for it).
 
     Unset, it defaults to ``<derived>/.dagster_home``: the run history lives with the outputs
     it describes (for a derived root on object storage, ``<local state folder>/.dagster_home``:
@@ -65,7 +67,7 @@ def ensure_dagster_home(derived: Path | None = None) -> Path:
     os.environ["DAGSTER_HOME"] = str(home)
     config = home / "dagster.yaml"
     if not config.exists():
-        shutil.copyfile(INSTANCE_FILE, config)
+        shutil.copyfile(os.environ.get("CITEAUDIT_DAGSTER_YAML") or INSTANCE_FILE, config)
     return home
 
 

@@ -6,13 +6,23 @@ end-to-end test that only reads outputs shares it; under pytest-xdist the worker
 (the first to arrive builds it under a file lock, the others wait and read). A test that must
 change inputs or outputs takes ``demo_run.copy(tmp_path)`` instead. At the end of the session
 the shared files are hashed again: a test that wrote into them fails the run.
+
+``small_run`` is the same for a much smaller corpus (one date, both codebooks, no live archive):
+the reference of the tests that run the whole pipeline again over the same raw folder to compare
+bytes (on S3, after a SIGKILL, two runs at once) and check nothing a planted case shows. A
+pipeline run costs mostly Dagster's per-step bookkeeping, so a test that needs its own run should
+use the smallest corpus that still plants what it checks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
+import os
 import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,10 +31,52 @@ from filelock import FileLock
 
 PROJECT = Path(__file__).resolve().parents[1]
 CORPORA = PROJECT.parent / "shared" / "corpora"
+# The tests' Dagster instance config (no capture of step logs: tests/dagster.yaml says why).
+# `citeaudit` copies it into each new DAGSTER_HOME, in this process and in the subprocesses the
+# tests start; a fixture that prepares a DAGSTER_HOME itself copies DAGSTER_YAML.
+DAGSTER_YAML = Path(__file__).resolve().parent / "dagster.yaml"
+os.environ.setdefault("CITEAUDIT_DAGSTER_YAML", str(DAGSTER_YAML))
 
 # The shared demo: big enough that every planted case of every stage appears (twelve source-risk
 # defect types, every support rejection reason, every L3 verdict), small enough to run in ~20 s.
 DEMO_SEED, DEMO_ANSWERS, DEMO_DAYS = 7, 150, 2
+# The small shared run: one answer date (three crawl dates), both codebooks.
+SMALL_SEED, SMALL_ANSWERS, SMALL_DAYS = 5, 10, 1
+
+
+# The test modules that run whole pipelines, costliest first (durations of a full run of the
+# suite): `make test` hands modules to its two xdist workers in collection order
+# (--dist loadscope --no-loadscope-reorder), so the long ones start first and the many short
+# modules fill the gaps at the end instead of one long module running alone on one core.
+SLOW_MODULES_FIRST = (
+    "tests/pipelines/test_ops_backfill.py",
+    "tests/distributed/test_celery_runs.py",
+    "tests/test_wheel.py",
+    "tests/storage/test_s3_run.py",
+    "tests/pipelines/test_loud_inputs.py",
+    "tests/pipelines/test_run_assets.py",
+    "tests/pipelines/test_end_to_end.py",
+    "tests/scholarly/test_scholarly_demo.py",
+    "tests/pipelines/test_ops_crash.py",
+    "tests/imports/test_engines.py",
+    "tests/imports/test_imports.py",
+    "tests/metrics/test_paper_definitions.py",
+    "tests/archive/test_archive_import_e2e.py",
+    "tests/source_risk/test_source_risk_batches.py",
+    "tests/alignment/test_alignment.py",
+    "tests/pipelines/test_ui_signals.py",
+    "tests/archive/test_fetch_pipeline.py",
+    "tests/support/test_support.py",
+    "tests/source_risk/test_source_risk_conformance.py",
+    "tests/stats/test_stats_coverage.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The modules of SLOW_MODULES_FIRST first, in that order; every other test after them in
+    collection order (a stable sort: the tests of a module keep their order)."""
+    rank = {name: i for i, name in enumerate(SLOW_MODULES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
 @pytest.fixture(scope="session")
@@ -66,43 +118,92 @@ def tree_digests(*folders: Path) -> dict[str, str]:
     return out
 
 
-def _build_demo_run(root: Path) -> None:
+def _build_run(root: Path, seed: int, answers: int, days: int, live: bool) -> None:
     from citeaudit import cli, demo_corpus
 
     raw, derived, home = root / "raw", root / "derived", root / "home"
-    demo_corpus.generate(raw, seed=DEMO_SEED, answers=DEMO_ANSWERS, days=DEMO_DAYS)
-    demo_corpus.site.archive_live(raw)  # as `make demo`: the last date archived live too
+    demo_corpus.generate(raw, seed=seed, answers=answers, days=days)
+    if live:
+        demo_corpus.site.archive_live(raw)  # as `make demo`: the last date archived live too
     home.mkdir()
-    shutil.copyfile(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(DAGSTER_YAML, home / "dagster.yaml")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(home))
-        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL"):
+        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
             mp.delenv(var, raising=False)
         code = cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"])
     if code != 0:
-        raise RuntimeError(f"citeaudit run over the shared demo corpus exited {code}")
+        raise RuntimeError(f"citeaudit run over the shared corpus {root.name} exited {code}")
     (root / "digests.json").write_text(json.dumps(tree_digests(raw, derived)))
 
 
-@pytest.fixture(scope="session")
-def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> DemoRun:
-    """The session's shared demo run (read only: take ``.copy(tmp_path)`` to change anything)."""
+def _shared_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: str,
+                build: Callable[[Path], None]) -> Iterator[DemoRun]:
+    """One run per session under ``<basetemp>/<name>``, built by the first xdist worker to ask
+    (the others wait on the lock, then read); at the session's end its files must be unchanged."""
     base = tmp_path_factory.getbasetemp()
     shared = base if worker_id == "master" else base.parent  # one folder for all xdist workers
-    root = shared / "shared_demo_run"
-    with FileLock(str(shared / "shared_demo_run.lock")):
+    root = shared / name
+    with FileLock(str(shared / f"{name}.lock")):
         if not (root / "digests.json").is_file():
             if root.exists():
                 shutil.rmtree(root)  # a build that failed earlier in this session
             root.mkdir()
-            _build_demo_run(root)
+            build(root)
     truth = json.loads((root / "raw" / "ground_truth.json").read_text(encoding="utf-8"))
     run = DemoRun(root / "raw", root / "derived", root / "home", truth)
     yield run
     before = json.loads((root / "digests.json").read_text())
     after = tree_digests(run.raw, run.derived)
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-    assert not changed, f"a test wrote into the shared demo run: {changed[:10]}"
+    assert not changed, f"a test wrote into the shared run {name}: {changed[:10]}"
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[DemoRun]:
+    """The session's shared demo run (read only: take ``.copy(tmp_path)`` to change anything)."""
+    yield from _shared_run(
+        tmp_path_factory, worker_id, "shared_demo_run",
+        lambda root: _build_run(root, DEMO_SEED, DEMO_ANSWERS, DEMO_DAYS, live=True))
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[DemoRun]:
+    """The session's shared small run (read only, as ``demo_run``): for tests that rerun the
+    whole pipeline over the same corpus and compare with a clean run's bytes."""
+    yield from _shared_run(
+        tmp_path_factory, worker_id, "shared_small_run",
+        lambda root: _build_run(root, SMALL_SEED, SMALL_ANSWERS, SMALL_DAYS, live=False))
+
+
+def _build_rerun(root: Path, first: DemoRun) -> None:
+    """A private copy of ``first`` (outputs, registry cache, run history) run again by
+    `citeaudit run` over the same raw folder; its printed summary kept in ``summary.txt``."""
+    from citeaudit import cli
+
+    again = first.copy(root)
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DAGSTER_HOME", str(again.home))
+        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
+            mp.delenv(var, raising=False)
+        with contextlib.redirect_stdout(out):
+            code = cli.main(["run", "--raw", str(first.raw), "--derived", str(again.derived)])
+    if code != 0:
+        raise RuntimeError(f"the second citeaudit run over the shared demo exited {code}")
+    (root / "summary.txt").write_text(out.getvalue(), encoding="utf-8")
+    (root / "digests.json").write_text(json.dumps(tree_digests(again.raw, again.derived)))
+
+
+@pytest.fixture(scope="session")
+def demo_rerun(tmp_path_factory: pytest.TempPathFactory, worker_id: str,
+               demo_run: DemoRun) -> Iterator[DemoRun]:
+    """The shared demo run run again (read only, as ``demo_run``): a copy of its outputs and
+    run history, then `citeaudit run` over the same raw folder once per session, for the tests
+    of a second run (same bytes, no new registry request); ``root/summary.txt`` holds what the
+    second run printed (``demo_rerun.home.parent / "summary.txt"``)."""
+    yield from _shared_run(tmp_path_factory, worker_id, "shared_demo_rerun",
+                           lambda root: _build_rerun(root, demo_run))
 
 
 @pytest.fixture(autouse=True)

@@ -64,7 +64,7 @@ def test_run_with_fetch_enabled_archives_live_and_aligns(tmp_path, monkeypatch):
                                         "per_host_delay_seconds": 0.0})
         home = tmp_path / "home"
         home.mkdir()
-        shutil.copyfile(PROJECT / "dagster.yaml", home / "dagster.yaml")
+        shutil.copyfile(PROJECT / "tests" / "dagster.yaml", home / "dagster.yaml")
         monkeypatch.setenv("DAGSTER_HOME", str(home))
         derived = tmp_path / "derived"
         code = cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--date", DAY,
@@ -94,7 +94,7 @@ def test_run_never_fetches_by_default(tmp_path, monkeypatch):
         raw = make_raw(tmp_path, ["http://quiet.test/page1"], None)
         home = tmp_path / "home"
         home.mkdir()
-        shutil.copyfile(PROJECT / "dagster.yaml", home / "dagster.yaml")
+        shutil.copyfile(PROJECT / "tests" / "dagster.yaml", home / "dagster.yaml")
         monkeypatch.setenv("DAGSTER_HOME", str(home))
         assert cli.main(["run", "--raw", str(raw), "--derived", str(tmp_path / "d"),
                          "--date", DAY, "--quiet"]) == 0

@@ -1,7 +1,8 @@
 """The daily and judged jobs on Dagster's own distributed execution: a Postgres instance, a Redis
 broker and two Celery workers, all on 127.0.0.1, started and stopped by this module.
 
-A small demo corpus is run once in process (embedded SQLite) and once with
+A small demo corpus is run once in process (embedded SQLite: the session's small shared run,
+tests/conftest.py) and once with
 ``citeaudit run --executor celery``: the output files must be the same bytes. Then a worker is
 killed with SIGKILL while it executes a step: the step is handed to the other worker, the run
 completes with the same bytes, and nothing half-written is ever visible.
@@ -28,6 +29,7 @@ import dagster as dg
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from distributed_services import (
     Services,
     missing_binaries,
@@ -38,14 +40,14 @@ from distributed_services import (
 )
 from ops_support import digests, judged_assets
 
-from citeaudit import cli, demo_corpus
+from citeaudit import cli
 from tests.storage.moto_s3 import MotoS3
 
 pytestmark = pytest.mark.distributed
 
 PROJECT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-SEED, ANSWERS, DAYS, CODEBOOK = 5, 10, 1, "v1"
+CODEBOOK = "v1"
 VISIBILITY_SECONDS = 8  # a dead worker's step goes to another worker after this
 RUN_TIMEOUT = 600
 # The registry cache records when each lookup was made: two independent runs differ there only
@@ -93,8 +95,7 @@ def s3_roots(s3: MotoS3, raw: str, name: str, scratch: Path) -> Roots:
 
 BUCKET = "citeaudit-distributed"
 # The kinds of roots the Celery runs use: S3 as workers on several machines would share it. Local
-# folders work the same (``local_roots``; the in-process reference run uses them) but would
-# double the test's time.
+# folders work the same (``local_roots``) but would double the test's time.
 ROOT_KINDS = ("s3",)
 
 
@@ -141,7 +142,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, s3: MotoS3) -> Iterator[Cl
     with running_services(tmp / "services") as services:
         home = tmp / "pg_home"
         home.mkdir()
-        shutil.copyfile(PROJECT / "deploy" / "dagster.postgres.yaml", home / "dagster.yaml")
+        # the deployment's instance config, with the tests' compute log manager (no capture of
+        # each step's stdout on the workers: tests/dagster.yaml says why)
+        config = yaml.safe_load((PROJECT / "deploy" / "dagster.postgres.yaml").read_text())
+        tests_config = yaml.safe_load((PROJECT / "tests" / "dagster.yaml").read_text())
+        config["compute_logs"] = tests_config["compute_logs"]
+        (home / "dagster.yaml").write_text(yaml.safe_dump(config))
         env = {
             **os.environ, **services.env, **s3.env, "DAGSTER_HOME": str(home),
             "CITEAUDIT_STATE_DIR": str(tmp / "state"),
@@ -164,18 +170,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, s3: MotoS3) -> Iterator[Cl
 
 @pytest.fixture(scope="module", params=ROOT_KINDS)
 def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           s3: MotoS3) -> dict:
-    """A small demo corpus and its outputs from an in-process run on local disk; ``roots(name)``
+           s3: MotoS3, small_run) -> dict:
+    """A small demo corpus and its outputs from an in-process run on local disk: the session's
+    small shared run (conftest), its codebook v2 files left out (the Celery runs run codebook v1;
+    a run of one codebook writes the same daily and v1 files as a run of both); ``roots(name)``
     gives the roots of a Celery run of the same corpus."""
     tmp = tmp_path_factory.mktemp("corpus")
-    raw = tmp / "raw"
-    demo_corpus.generate(raw, seed=SEED, answers=ANSWERS, days=DAYS)
-    local = local_roots(raw, tmp / "in_process")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DAGSTER_HOME", str(tmp / "sqlite_home"))
-        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
-            mp.delenv(var, raising=False)
-        assert cli.main(run_command(local)[1:]) == 0
+    raw = small_run.raw
+    want = tmp / "in_process"
+    shutil.copytree(small_run.derived, want, ignore=shutil.ignore_patterns("codebook=v2"))
     if request.param == "s3":
         raw_uri = s3.root(BUCKET, "raw")
         s3.upload_tree(raw, raw_uri)
@@ -185,8 +188,7 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     else:
         def roots(name: str) -> Roots:
             return local_roots(raw, tmp / name)
-    return {"tmp": tmp, "raw": raw, "want": local.outputs(), "kind": request.param,
-            "roots": roots}
+    return {"tmp": tmp, "raw": raw, "want": want, "kind": request.param, "roots": roots}
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,7 @@ def pipeline(demo_run, tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("e2e")
     raw, derived, home = demo_run.raw, tmp / "derived", tmp / "dagster_home"
     home.mkdir()
-    shutil.copyfile(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(PROJECT / "tests" / "dagster.yaml", home / "dagster.yaml")
     env = {
         **os.environ,
         "DAGSTER_HOME": str(home),

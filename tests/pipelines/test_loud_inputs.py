@@ -164,9 +164,10 @@ def _data_files(derived: Path) -> dict[str, bytes]:
     return {str(p.relative_to(derived)): p.read_bytes() for p in sorted(derived.rglob("*.parquet"))}
 
 
-def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(demo_run, tmp_path):
-    """Two real `citeaudit run` processes on one derived folder, then status on it."""
-    copy = demo_run.copy(tmp_path / "c")
+def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(small_run, tmp_path):
+    """Two real `citeaudit run` processes on one derived folder, then status on it (the
+    serial run is the session's small shared run, conftest)."""
+    copy = small_run.copy(tmp_path / "c")
     derived = tmp_path / "fresh"
     env = {**os.environ, "DAGSTER_HOME": str(copy.home)}
     env.pop("CITEAUDIT_CROSSREF_URL", None)
@@ -180,12 +181,12 @@ def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(demo_
     assert codes == [0, 3], results
     refused = next(text for code, text in results if code == 3)
     assert "is being written by another citeaudit process (PID" in refused
-    serial, concurrent = _data_files(demo_run.derived), _data_files(derived)
+    serial, concurrent = _data_files(small_run.derived), _data_files(derived)
     assert concurrent.keys() == serial.keys()
     for rel in sorted(k for k in serial if serial[k] != concurrent[k]):
         # A lookup cache records when each lookup was made: equal but for that column.
         assert rel.startswith("scholarly_records/"), f"{rel}: other bytes than the serial run's"
-        mine, theirs = pq.read_table(derived / rel), pq.read_table(demo_run.derived / rel)
+        mine, theirs = pq.read_table(derived / rel), pq.read_table(small_run.derived / rel)
         assert mine.drop_columns(["fetched_at"]).equals(theirs.drop_columns(["fetched_at"])), rel
     assert not list(derived.rglob("*.tmp"))
 

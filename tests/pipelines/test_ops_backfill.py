@@ -34,7 +34,7 @@ from pipelines.resources import PathsResource
 def pipeline(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("ops")
     raw, derived, home = tmp / "raw", tmp / "derived", tmp / "home"
-    demo_corpus.generate(raw, seed=13, answers=40, days=2)
+    demo_corpus.generate(raw, seed=13, answers=10, days=2)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(home))
         assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0

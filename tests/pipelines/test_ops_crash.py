@@ -24,10 +24,10 @@ from citeaudit import catalog, cli
 
 BIN = Path(sys.executable).parent
 POLL_SECONDS = 0.005
-# Caches of external lookups record when each lookup was made (DESIGN §5, L3: "a cache table
-# with fetch time"): two independent runs fetch at different times, so these files are
-# compared row for row without that column. A rerun over the same folder reuses the cache and
-# gives the same bytes (test_ops_backfill).
+# Caches of external lookups record when each lookup was made (docs/architecture.md, "L3
+# scholarly metadata": a cache table with fetch time): two independent runs fetch at different
+# times, so these files are compared row for row without that column. A rerun over the same
+# folder reuses the cache and gives the same bytes (test_ops_backfill).
 FETCH_TIME_COLUMNS = {"scholarly_records": "fetched_at"}
 
 
@@ -56,11 +56,12 @@ def judged_files(derived: Path, names: list[str]) -> list[Path]:
 
 
 def test_sigkill_mid_run_then_rerun_gives_the_clean_bytes(
-    demo_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    small_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    """The clean run is the session's shared demo run (same raw folder, its own instance)."""
+    """The clean run is the session's small shared run (conftest: same raw folder, its own
+    instance); a small corpus is enough: the kill lands between its judged partitions."""
     names = judged_assets()
-    raw, clean = demo_run.raw, demo_run.derived
+    raw, clean = small_run.raw, small_run.derived
     want = digests(clean)
     assert {k.split("/")[0] for k in want} >= set(names)
 

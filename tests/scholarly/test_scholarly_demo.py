@@ -17,22 +17,14 @@ import dagster as dg
 import duckdb
 import pytest
 
-from citeaudit import cli
-
 
 @pytest.fixture(scope="module")
-def run(demo_run, tmp_path_factory: pytest.TempPathFactory):
-    """The shared demo run (conftest), and a second ``citeaudit run`` over a private copy of it:
-    the copy carries the first run's registry cache and run history."""
-    again = demo_run.copy(tmp_path_factory.mktemp("scholarly_rerun"))
+def run(demo_run, demo_rerun):
+    """The shared demo run (conftest), and the shared second ``citeaudit run`` over a private
+    copy of it (conftest's demo_rerun): the copy carries the first run's registry cache and run
+    history."""
     first = _requests(demo_run.home)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DAGSTER_HOME", str(again.home))
-        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL"):
-            mp.delenv(var, raising=False)
-        assert cli.main(["run", "--raw", str(again.raw), "--derived", str(again.derived),
-                         "--quiet"]) == 0
-    second = _requests(again.home)
+    second = _requests(demo_rerun.home)
     return demo_run.raw, demo_run.derived, first, second
 
 
@@ -137,7 +129,7 @@ def _materialize(raw: Path, derived: Path, home: Path, **resources) -> list[dict
     from pipelines.resources import PathsResource
 
     home.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(Path(__file__).resolve().parents[2] / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "dagster.yaml", home / "dagster.yaml")
     with _dagster_home(home), dg.DagsterInstance.get() as instance:
         instance.add_dynamic_partitions("codebook", ["v1"])
         result = dg.materialize(

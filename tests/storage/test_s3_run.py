@@ -1,5 +1,6 @@
-"""The demo corpus's daily and judged jobs with raw and derived on S3 (moto on loopback): every
-output file is byte-identical to the shared local-disk run of the same corpus."""
+"""A demo corpus's daily and judged jobs with raw and derived on S3 (moto on loopback): every
+output file is byte-identical to the shared local-disk run of the same corpus (the session's
+small shared run, conftest: one date, both codebooks)."""
 
 from __future__ import annotations
 
@@ -19,15 +20,15 @@ FETCH_TIME_COLUMNS = {"scholarly_records": "fetched_at"}
 
 
 @pytest.fixture(scope="module")
-def s3_run(demo_run, moto_s3: MotoS3, tmp_path_factory: pytest.TempPathFactory):
-    """The shared demo corpus uploaded to a bucket and run there by ``citeaudit run``."""
+def s3_run(small_run, moto_s3: MotoS3, tmp_path_factory: pytest.TempPathFactory):
+    """The shared small corpus uploaded to a bucket and run there by ``citeaudit run``."""
     from citeaudit import cli
 
     bucket = moto_s3.create_bucket("citeaudit-e2e")
     raw, derived = moto_s3.root(bucket, "raw"), moto_s3.root(bucket, "derived")
-    moto_s3.upload_tree(demo_run.raw, raw)
+    moto_s3.upload_tree(small_run.raw, raw)
     home = tmp_path_factory.mktemp("s3_home")
-    shutil.copyfile(PROJECT / "dagster.yaml", home / "dagster.yaml")
+    shutil.copyfile(PROJECT / "tests" / "dagster.yaml", home / "dagster.yaml")
     state = tmp_path_factory.mktemp("s3_state")
     with pytest.MonkeyPatch.context() as mp:
         moto_s3.apply(mp)
@@ -54,12 +55,12 @@ def test_s3_run_succeeds(s3_run) -> None:
     assert code == 0
 
 
-def test_every_parquet_output_byte_identical_to_local(s3_run, demo_run) -> None:
+def test_every_parquet_output_byte_identical_to_local(s3_run, small_run) -> None:
     """Byte for byte, except the registry cache's fetch time (two runs look DOIs up at different
     moments; tests/pipelines/test_ops_crash.py compares local runs the same way): those files
     must be equal row for row without that column."""
     objects = s3_run[1]
-    local = {k: v for k, v in _local_outputs(demo_run.derived).items() if k.endswith(".parquet")}
+    local = {k: v for k, v in _local_outputs(small_run.derived).items() if k.endswith(".parquet")}
     remote = {k: v for k, v in objects.items() if k.endswith(".parquet")}
     assert len(local) > 40
     assert sorted(remote) == sorted(local)
@@ -72,9 +73,9 @@ def test_every_parquet_output_byte_identical_to_local(s3_run, demo_run) -> None:
     assert len(differ) < len(local) // 4
 
 
-def test_reports_and_catalog_on_s3(s3_run, demo_run) -> None:
+def test_reports_and_catalog_on_s3(s3_run, small_run) -> None:
     objects, state = s3_run[1], s3_run[2]
-    local = _local_outputs(demo_run.derived)
+    local = _local_outputs(small_run.derived)
     pages = sorted(k for k in local if k.endswith("index.html"))
     assert pages and all(objects.get(k) == local[k] for k in pages)
     assert "catalog.duckdb" in objects
@@ -96,7 +97,7 @@ def test_status_reads_the_s3_run(s3_run, moto_s3: MotoS3, monkeypatch, capsys) -
     assert {r["state"] for r in rows} == {"materialized"}
 
 
-def test_analyst_opens_the_s3_catalog_elsewhere(s3_run, demo_run, moto_s3: MotoS3, monkeypatch,
+def test_analyst_opens_the_s3_catalog_elsewhere(s3_run, small_run, moto_s3: MotoS3, monkeypatch,
                                                 tmp_path: Path) -> None:
     """From another machine's point of view (an empty state folder): the uploaded catalog is
     downloaded, its views read the s3 parquet and count what the local catalog counts."""
@@ -105,7 +106,7 @@ def test_analyst_opens_the_s3_catalog_elsewhere(s3_run, demo_run, moto_s3: MotoS
     moto_s3.apply(monkeypatch)
     monkeypatch.setenv("CITEAUDIT_STATE_DIR", str(tmp_path / "elsewhere"))
     con = catalog.connect(storage.as_root(s3_run[5]))
-    local = duck.connect(demo_run.derived / "catalog.duckdb", read_only=True)
+    local = duck.connect(small_run.derived / "catalog.duckdb", read_only=True)
     query = "SELECT count(*), count(DISTINCT answer_id) FROM claims"
     assert con.sql(query).fetchall() == local.sql(query).fetchall()
     query = "SELECT verdict, count(*) FROM citation_existence GROUP BY ALL ORDER BY ALL"
