@@ -87,26 +87,32 @@ def _identifier(name: str) -> str:
 
 
 def comment_views(con, views: list[str]) -> None:
-    """``COMMENT ON VIEW`` / ``COMMENT ON COLUMN`` from the data dictionary.
+    """``COMMENT ON VIEW`` / ``COMMENT ON COLUMN`` from the data dictionary, in one transaction.
 
+    The views' columns are read from ``duckdb_columns()`` once: each read binds every view (a
+    parquet glob each), so asking per view made the rebuild quadratic in the number of views.
     DuckDB's COMMENT ON takes no bound parameters, so names and descriptions are quoted as SQL
     literals and identifiers here (quotes doubled); they come from docs/tables.md and the
     views' own column names, never from input data.
     """
     docs = dictionary()
+    columns = con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() "
+        "WHERE list_contains($views, table_name) ORDER BY table_name, column_index",
+        {"views": views},
+    ).fetchall()
+    con.execute("BEGIN TRANSACTION")
     for view in views:
         if view in docs and docs[view].description:
             text = _literal(docs[view].description)
             con.execute(f"COMMENT ON VIEW {_identifier(view)} IS {text}")
-        for (column,) in con.execute(
-            "SELECT column_name FROM duckdb_columns() WHERE table_name = $view", {"view": view}
-        ).fetchall():
-            text = column_description(view, column)
-            if text:
-                con.execute(
-                    f"COMMENT ON COLUMN {_identifier(view)}.{_identifier(column)} IS "
-                    f"{_literal(text)}"
-                )
+    for view, column in columns:
+        text = column_description(view, column)
+        if text:
+            con.execute(
+                f"COMMENT ON COLUMN {_identifier(view)}.{_identifier(column)} IS {_literal(text)}"
+            )
+    con.execute("COMMIT")
 
 
 def assets_on_disk(derived: Path) -> dict[str, int]:

@@ -164,7 +164,9 @@ def _data_files(derived: Path) -> dict[str, bytes]:
     return {str(p.relative_to(derived)): p.read_bytes() for p in sorted(derived.rglob("*.parquet"))}
 
 
-def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(small_run, tmp_path):
+def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(
+    small_run, tmp_path, monkeypatch, capsys
+):
     """Two real `citeaudit run` processes on one derived folder, then status on it (the
     serial run is the session's small shared run, conftest)."""
     copy = small_run.copy(tmp_path / "c")
@@ -190,23 +192,30 @@ def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(small
         assert mine.drop_columns(["fetched_at"]).equals(theirs.drop_columns(["fetched_at"])), rel
     assert not list(derived.rglob("*.tmp"))
 
-    status_cmd = [command[0], "status", "--raw", str(copy.raw), "--derived", str(derived),
-                  "--json"]
-    ok = json.loads(subprocess.run(status_cmd, env=env, capture_output=True, text=True).stdout)
+    # Status and the next run in this process (same instance, same folders).
+    monkeypatch.setenv("DAGSTER_HOME", str(copy.home))
+    monkeypatch.delenv("CITEAUDIT_CROSSREF_URL", raising=False)
+    monkeypatch.delenv("CITEAUDIT_OPENALEX_URL", raising=False)
+
+    def status(where: Path = derived) -> dict:
+        capsys.readouterr()
+        cli.main(["status", "--raw", str(copy.raw), "--derived", str(where), "--json"])
+        return json.loads(capsys.readouterr().out)
+
+    ok = status()
     assert {p["state"] for p in ok["partitions"]} == {"materialized"}
     # A run of one codebook reruns the daily audit (same bytes): no v1 output turns stale.
-    assert subprocess.run([*command, "--codebook", "v2"], env=env).returncode == 0
-    again = json.loads(subprocess.run(status_cmd, env=env, capture_output=True, text=True).stdout)
+    assert cli.main([*command[1:], "--codebook", "v2"]) == 0
+    again = status()
     assert [p for p in again["partitions"] if p["state"] != "materialized"] == []
     victim = next(derived.glob("metrics/observation_date=*/codebook=v1/data.parquet"))
     victim.unlink()
-    gone = json.loads(subprocess.run(status_cmd, env=env, capture_output=True, text=True).stdout)
+    gone = status()
     missing = [p for p in gone["partitions"] if p["state"] == "missing"]
     assert [(p["asset"], p["detail"]) for p in missing] == [
         ("metrics", f"file gone: {victim}")]
     # A folder nothing ran into shares the instance, but none of its runs: all missing.
-    elsewhere = [*status_cmd[:-2], str(tmp_path / "nowhere"), "--json"]
-    none = json.loads(subprocess.run(elsewhere, env=env, capture_output=True, text=True).stdout)
+    none = status(tmp_path / "nowhere")
     assert {p["state"] for p in none["partitions"]} == {"missing"}
     assert pq.read_table(derived / "ignored_inputs" / "data.parquet").num_rows == 0
 
