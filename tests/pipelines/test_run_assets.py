@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import dagster as dg
 import duckdb
 import pytest
+from ops_support import daily_assets, digests, judged_assets
 
 from citeaudit import catalog, cli
 from pipelines.definitions import build_defs
 from pipelines.resources import PathsResource
-
-
-def digests(folder: Path) -> dict[str, str]:
-    return {
-        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*.parquet"))
-    }
 
 
 @pytest.fixture()
@@ -32,7 +25,7 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
 ) -> None:
     """The shared demo run wrote every asset; the shared rerun (`citeaudit run` again over a
     private copy of its outputs and run history, same raw folder) printed the summary and
-    rewrote the same bytes."""
+    rewrote the same bytes: every output file, the HTML reports too."""
     first = digests(demo_run.derived)
     derived = demo_rerun.derived
     out = (demo_rerun.home.parent / "summary.txt").read_text(encoding="utf-8")
@@ -67,7 +60,9 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "rejected_records",
         "omission_endpoints",
         "source_risk_claim_ledger",
+        "report",
     }
+    assert set(judged_assets()) <= assets and set(daily_assets()) <= assets
     assert not list(demo_run.derived.rglob("*.tmp")), "a temporary file was left behind"
     assert not list(derived.rglob("*.tmp")), "a temporary file was left behind"
     assert digests(derived) == first
