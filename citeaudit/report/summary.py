@@ -43,7 +43,8 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
     table = Table(title="citeaudit run summary", show_header=False, title_justify="left")
     table.add_column("what")
     table.add_column("value", justify="right")
-    answers_total = row["verified_answers"] + row["rejected_answers"]
+    answers_total = (row["verified_answers"] + row["rejected_answers"]
+                     + row["unresolved_answers"])
     lines = [
         ("observation dates", row["dates"]),
         ("answers accepted", row["answers"]),
@@ -57,6 +58,8 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         ),
         ("answers verified (served)", f"{row['verified_answers']:,} of {answers_total:,}"),
         ("answers rejected by citation checks", row["rejected_answers"]),
+        ("answers unresolved (uncited sentences of unknown worthiness)",
+         row["unresolved_answers"]),
         ("tokens per served answer (served answers only)", row["tokens_per_served_answer"]),
         ("all tokens spent per served answer", row["all_tokens_per_served_answer"]),
     ]

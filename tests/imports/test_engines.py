@@ -227,6 +227,17 @@ def test_run_over_the_imported_day(imported, fixtures, tmp_path_factory) -> None
         rejected = con.sql("SELECT observation_date::VARCHAR, source, reason, count(*) "
                            "FROM rejected_inputs GROUP BY ALL ORDER BY ALL").fetchall()
         checked = con.sql("SELECT count(*) FROM answer_checks").fetchall()[0][0]
+        verdicts = dict(con.sql("SELECT verdict, count(*) FROM answer_checks "
+                                "GROUP BY ALL").fetchall())
+        rejected_why = {r for (r,) in con.sql("SELECT reason FROM answer_checks "
+                                               "WHERE verdict = 'rejected'").fetchall()}
+        uncited = con.sql("SELECT verdict, reason, count(*) FROM claim_checks "
+                          "WHERE n_citations = 0 GROUP BY ALL").fetchall()
+        cov = con.sql("SELECT denominator, unresolved FROM metrics WHERE observation_date = "
+                      f"'{DAY}' AND metric = 'verification_coverage' AND margin = 'overall'"
+                      ).fetchall()
+        n_claims_day = con.sql("SELECT count(*) FROM claims WHERE observation_date = "
+                               f"'{DAY}'").fetchall()[0][0]
     finally:
         con.close()
     n_files = sum(len(v) for v in fixtures.values())
@@ -237,3 +248,19 @@ def test_run_over_the_imported_day(imported, fixtures, tmp_path_factory) -> None
     assert rejected == [("2026-11-29", "import:perplexity", "citation_index_out_of_range", 1),
                         (DAY, "import:gemini", "span_out_of_range", 1),
                         (DAY, "import:gemini", "span_text_mismatch", 1)]
+
+    # an engine answer's uncited sentence nobody judged is not a failure of the fail-closed
+    # gate: unresolved, never a rejection (every imported claim has unknown worthiness)
+    assert uncited and all(v == "unresolved" and r == "worthiness_unknown"
+                           for v, r, _ in uncited), uncited
+    assert verdicts.get("unresolved", 0) > 0
+    assert verdicts.get("rejected", 0) < verdicts["unresolved"], verdicts
+    assert rejected_why <= {"malformed_citation"}, rejected_why  # a URL with spaces: real
+    # the headline shows coverage with its unresolved count, not "rejected 100%"
+    assert cov == [(0, n_claims_day)]
+    [page] = (derived / "report" / f"observation_date={DAY}").glob("codebook=*/index.html")
+    html = page.read_text(encoding="utf-8")
+    head = html[html.index('id="headline"'):html.index('id="papers"')]
+    assert f"no rate (n=0, u={n_claims_day})" in head  # coverage, all engines
+    overall = head[head.index("<th>all engines</th>"):]
+    assert "100.0%" not in overall[:overall.index("</tr>")]
