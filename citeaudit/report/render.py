@@ -22,7 +22,7 @@ from citeaudit import duck, parquet_io, storage
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import BY_NAME, DEFINITIONS, METHODS, METRICS
 from citeaudit.report import headline as hl
-from citeaudit.report import svg
+from citeaudit.report import rejections, svg
 
 REPORT = "report"
 INDEX = "index.html"
@@ -292,6 +292,11 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
                                    "report/select_omission_findings", limit)
         l1_findings = _query_or_none(con, names, ("citation_existence", "citations", "answers"),
                                      "report/select_existence_findings", limit)
+        ignored = parquet_io.read_optional(derived, "ignored_inputs")
+        if ignored is not None:
+            con.register("ignored_inputs", ignored)
+            names = names | {"ignored_inputs"}
+        not_read = rejections.count(con, names)
     finally:
         con.close()
 
@@ -317,7 +322,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
                               "Support labels of reviewed pairs by engine"),
         "policy": _breakdown(rows, "omission_rate", POLICY_ORDER,
                              "Policy actions of source-risk tuples by engine"),
-        "omissions": omissions, "l1_findings": l1_findings,
+        "omissions": omissions, "l1_findings": l1_findings, "not_read": not_read,
         "queue": queue, "queue_total": sum(q["n"] for q in queue) if queue else 0,
         "agreement": _agreement(agreement),
         "trend_dates": dates, "trend_plots": trend_plots,

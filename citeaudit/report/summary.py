@@ -11,15 +11,18 @@ from rich.table import Table
 from citeaudit import duck
 from citeaudit.catalog import CATALOG_FILE
 from citeaudit.catalog import connect as open_catalog
+from citeaudit.report import rejections
 from citeaudit.report import terminal as report_terminal
 
 
 def collect(derived: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(summary row, rejection reasons) read from the catalog, opened read-only."""
+    """(summary row, citation-check reasons) read from the catalog, opened read-only; the
+    row's ``inputs_not_read`` lists every rejected or unread input by reason."""
     con = open_catalog(derived)
     try:
         row = duck.query(con, "report/summarize_run").to_pylist()[0]
         reasons = duck.query(con, "report/count_rejections_by_reason").to_pylist()
+        row["inputs_not_read"] = rejections.count(con)
     finally:
         con.close()
     served = row["verified_answers"]
@@ -67,13 +70,14 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         table.add_row(what, _fmt(value))
     console.print(table)
     if reasons:
-        why = Table(title="why answers and lines were rejected", title_justify="left")
-        why.add_column("stage")
+        why = Table(title="answers not verified by the citation checks", title_justify="left")
+        why.add_column("verdict")
         why.add_column("reason")
         why.add_column("n", justify="right")
         for r in reasons:
             why.add_row(r["stage"], r["reason"], _fmt(r["n"]))
         console.print(why)
+    render_inputs_not_read(row["inputs_not_read"], console)
     from citeaudit.support import summary
 
     summary.render(derived, console)
@@ -92,6 +96,23 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         console.print(line, soft_wrap=True, highlight=False)
     report_terminal.render(derived, console)  # last: report paths and headline per engine
     return row
+
+
+def render_inputs_not_read(rows: list[dict[str, Any]], console: Console) -> None:
+    """Every rejected or unread input by reason, with its first example; a line saying so
+    when there is none (an empty table would read as "not checked")."""
+    if not rows:
+        console.print("inputs not read: none (every line, label, record and file was read)")
+        return
+    table = Table(title="inputs not read, by reason (first example; all rows in the "
+                        "rejected_* tables and ignored_inputs)", title_justify="left")
+    table.add_column("input")
+    table.add_column("reason")
+    table.add_column("n", justify="right")
+    table.add_column("first example", overflow="fold")
+    for r in rows:
+        table.add_row(r["input"], r["reason"], _fmt(r["n"]), r["example"])
+    console.print(table)
 
 
 def _render_fetch(derived: Path, console: Console) -> None:

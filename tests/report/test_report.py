@@ -181,3 +181,47 @@ def test_run_summary_says_which_support_items_are_pairs_and_which_statements(dem
     assert got == {(c, p): n for c, p, n in expect}
     text = console.export_text()
     assert "claim-citation pairs" in text and "pairs vs statements" in text
+
+
+def test_every_rejected_or_unread_input_is_counted_with_a_first_example(demo_run) -> None:
+    """The summary and each report list every rejected answer line, support label and
+    source-risk record by reason with its first example (file:line): none vanishes."""
+    import duckdb
+    from rich.console import Console
+
+    from citeaudit.report import summary
+
+    row, _ = summary.collect(demo_run.derived)
+    got = {(r["input"], r["reason"]): r["n"] for r in row["inputs_not_read"]}
+    d = demo_run.derived
+    expect = dict(duckdb.sql(
+        f"SELECT (source, reason), count(*) FROM read_parquet('{d}/rejected_inputs/*/*.parquet',"
+        " hive_partitioning = true) GROUP BY ALL").fetchall())
+    expect |= dict(duckdb.sql(
+        "SELECT ('support labels (codebook ' || codebook || ')', reason), count(*) FROM "
+        f"read_parquet('{d}/rejected_annotations/*/*/*.parquet', hive_partitioning = true) "
+        "GROUP BY ALL").fetchall())
+    assert expect and all(got[tuple(k)] == n for k, n in expect.items()), (got, expect)
+    assert any(k[0].startswith("support labels") for k in got)
+    assert all(r["example"].split(" ")[0].count(":") == 1 for r in row["inputs_not_read"]
+               if r["first_line"] is not None)
+    console = Console(record=True, width=200)
+    summary.render_inputs_not_read(row["inputs_not_read"], console)
+    text = console.export_text()
+    assert "inputs not read, by reason" in text and "unknown_label" in text
+
+    pages = sorted(d.glob("report/observation_date=*/codebook=*/index.html"))
+    assert pages
+    for page in pages:
+        date = page.parent.parent.name.split("=", 1)[1]
+        version = page.parent.name.split("=", 1)[1]
+        html = page.read_text(encoding="utf-8")
+        section = html[html.index('<section id="inputs">'):html.index('<section id="review">')]
+        labels = duckdb.sql(
+            f"SELECT count(*) FROM read_parquet('{d}/rejected_annotations/*/*/*.parquet', "
+            f"hive_partitioning = true) WHERE observation_date::VARCHAR = '{date}' "
+            f"AND codebook = '{version}'").fetchall()[0][0]
+        rows = section.count('<tr class="rejected">')
+        if labels:
+            assert f"support labels (codebook {version})" in section
+        assert rows > 0 or "None: every input" in section
