@@ -15,7 +15,7 @@ citeaudit import openai|gemini|anthropic|perplexity PATH... --out DIR   engine r
 citeaudit collect --engine E --queries PANEL --out DIR   ask an engine a query panel
 citeaudit validate-grader expertqa PATH       the evidence locator against expert labels
 citeaudit review export|import                Label Studio tasks out, its JSON export in
-citeaudit check [--raw DIR]                   what under the raw folder will not be read, and why
+citeaudit check [--raw DIR]                   what will not be read, and why; settings validated
 citeaudit init [--raw DIR]                    a raw folder's layout and the default codebook
 citeaudit report [--derived DIR]              the paths of the HTML reports
 """
@@ -45,7 +45,8 @@ LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
         ("demo-archive", "archive the demo's last date live from its own loopback web site"),
     )),
     ("citeaudit.ops_cli", "register_cli", (
-        ("check", "list every file and folder under --raw that will not be read, and why"),
+        ("check", "list every file and folder under --raw that will not be read, and why; "
+                  "validate citeaudit.yaml and the codebooks"),
         ("init", "create a raw folder: its layout, a README and the documented default codebook"),
         ("run", "materialize every asset for the dates found under --raw (or some of them)"),
         ("backfill", "recompute every date × codebook asset of one codebook version"),
