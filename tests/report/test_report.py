@@ -152,10 +152,11 @@ def test_report_shows_what_it_hides(built) -> None:
     assert "dead (L1) ↓" in html
     # the dead-citation table: capture time and archived reference; no title shows the URL
     l1 = html[html.index('<section id="l1">'):html.index('<section id="support">')]
-    assert "<th>capture time</th><th>archived reference</th>" in l1
-    assert '<td class="capture">2026-11-02T06:00:00+00:00</td>' in l1
-    assert "https://example.org/a01 · HTTP 404 · sha256 abababababab" in l1
-    assert '<td class="title">https://example.org/a07</td>' in l1
+    assert "<th>page check (L1)</th><th>claim</th><th>evidence signal</th><th>passage</th>" in l1
+    assert '<span class="capture">2026-11-02T06:00:00+00:00</span>' in l1
+    assert ('<span class="url">https://example.org/a01</span> · HTTP 404 · sha256 abababababab'
+            in l1)
+    assert '<span class="title">https://example.org/a07</span>' in l1
     # the paper's definitions beside ours, and which rows of the support table are pairs
     assert "the paper's definition beside ours" in html
     assert 'href="#def-liu_citation_precision"' in html and "Citation F1 (Liu et al. 2023)" in html

@@ -73,7 +73,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
             assert state["text"] > 2000, f"the page is (nearly) blank: {state}"
             assert "codebook v1" in state["title"]
             # the payloads are on the page as visible text
-            titles = page.locator("td.title").all_inner_texts()
+            titles = page.locator("td.page .title").all_inner_texts()
             assert any('<script>window.__pwned = "script"</script>' in t for t in titles), titles
             assert "<img src=x onerror=" in page.locator("header").inner_text()
 
