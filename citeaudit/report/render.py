@@ -390,6 +390,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
     head_rows = [{"engine": engine, "cells": [_cell(r, m) for m, r in cells]}
                  for engine, cells in hl.headline_rows(rows)]
     dates, trend_plots = _trend(trend)
+    period_dates, period = hl.period_cells(trend)
     missing = [{"metric": r["metric"], "title": BY_NAME[r["metric"]].title, "note": r["note"]}
                for r in rows if r["reason"] == "input_missing"]
     paired = [{"fail_closed": BY_NAME[a], "paper": BY_NAME[b]} for a, b in PAIRED]
@@ -414,6 +415,8 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
         "queue": queue, "queue_total": sum(q["n"] for q in queue) if queue else 0,
         "agreement": _agreement(agreement),
         "trend_dates": dates, "trend_plots": trend_plots,
+        "period_dates": period_dates,
+        "period": [{"metric": c["metric"], "text": hl.fmt_period(c)} for c in period],
         "rows": [{**r, "cell": _cell(r, r["metric"])} for r in rows],
         "definitions": [{"m": m, "codebook_text": (codebook_metrics or {}).get(m.name)}
                         for m in METRICS],

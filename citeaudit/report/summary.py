@@ -26,8 +26,11 @@ def collect(derived: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     finally:
         con.close()
     served = row["verified_answers"]
-    row["tokens_per_served_answer"] = row["tokens_served"] / served if served else None
-    row["all_tokens_per_served_answer"] = row["tokens_all"] / served if served else None
+    # an answer without a recorded cost is not a zero-token answer: only costed ones count
+    costed = served - (row["served_without_cost"] or 0)
+    row["tokens_per_served_answer"] = row["tokens_served"] / costed if costed else None
+    row["all_tokens_per_served_answer"] = (row["tokens_all"] / costed
+                                           if costed and row["tokens_all"] else None)
     return row, reasons
 
 
@@ -67,6 +70,9 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         ("all tokens spent per served answer", row["all_tokens_per_served_answer"]),
     ]
     for what, value in lines:
+        if value is None and what.startswith(("tokens", "all tokens")):
+            table.add_row(what, "no cost recorded")
+            continue
         table.add_row(what, _fmt(value))
     console.print(table)
     if reasons:

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from citeaudit import parquet_io
+from citeaudit.metrics.definitions import BY_NAME
 from citeaudit.report import headline as hl
 from citeaudit.report.render import INDEX, REPORT
 
@@ -37,7 +38,8 @@ def _cell(row: dict | None) -> str:
     if row.get("reason") == "input_missing":
         return "input missing"
     if row.get("estimate") is None:
-        return f"no rate\nu={row.get('unresolved') or 0}"
+        what = "no cost recorded" if BY_NAME[row["metric"]].kind == "mean" else "no rate"
+        return f"{what}\nu={row.get('unresolved') or 0}"
     m = row["metric"]
     ci = (f"[{hl.fmt_value(m, row['ci_low']).rstrip('%')}–"
           f"{hl.fmt_value(m, row['ci_high']).rstrip('%')}]"

@@ -149,7 +149,7 @@ def test_report_shows_what_it_hides(built) -> None:
     # higher is worse: marked in the plot heading, the headline column and drawn in orange
     dead = rates[rates.index('id="plot-dead_rate"'):]
     assert "↓ higher is worse" in dead[:400] and 'fill="#b34700"' in dead[:dead.index("</svg>")]
-    assert "dead (L1) ↓" in html
+    assert "page dead (L1) ↓" in html
     # the dead-citation table: capture time and archived reference; no title shows the URL
     l1 = html[html.index('<section id="l1">'):html.index('<section id="support">')]
     assert "<th>page check (L1)</th><th>claim</th><th>evidence signal</th><th>passage</th>" in l1
@@ -226,3 +226,26 @@ def test_every_rejected_or_unread_input_is_counted_with_a_first_example(demo_run
         if labels:
             assert f"support labels (codebook {version})" in section
         assert rows > 0 or "None: every input" in section
+
+
+def test_no_cost_is_said_and_the_period_sits_beside_the_last_date(built) -> None:
+    """A cost metric without recorded cost reads "no cost recorded", never 0; the page shows
+    the pooled counts over every date beside the last date's headline."""
+    from citeaudit.report import headline as hl
+
+    empty = {"metric": "cost_per_served_answer", "estimate": None, "unresolved": 4}
+    assert hl.fmt_cell(empty) == "no cost recorded (u=4)"
+    trend = [{"observation_date": d, "metric": "dead_rate", "margin": "overall",
+              "engine": "all", "numerator": k, "denominator": 10, "unresolved": 1,
+              "reason": None} for k, d in ((1, "2026-11-01"), (3, "2026-11-02"))]
+    dates, cells = hl.period_cells(trend)
+    dead = next(c for c in cells if c["metric"] == "dead_rate")
+    assert dates == ["2026-11-01", "2026-11-02"]
+    assert hl.fmt_period(dead) == "20.0% n=20 u=2"
+    assert hl.fmt_period(next(c for c in cells if c["metric"] == "omission_rate")) == "no dates"
+    derived, _ = built
+    html = report_path(derived).read_text(encoding="utf-8")
+    period = html[html.index('id="period"'):html.index("</table>", html.index('id="period"'))]
+    assert f"{DATES[0]} – {DATES[-1]} (2 dates)" in period
+    assert period.count('<td class="num">') == len(hl.HEADLINE)
+    assert '<section id="glossary">' in html and "<dt>unresolved (u)</dt>" in html
