@@ -322,12 +322,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def print_summary(raw: Path, derived: Path) -> None:
-    """The run summary, then what was not read and what was left unchecked, with the command
-    that says more."""
+def print_summary(raw: Path, derived: Path, date: str | None = None) -> None:
+    """The run summary (every date, or ``date``), then what was not read and what was left
+    unchecked, with the command that says more."""
     from citeaudit.report import summary
 
-    summary.render(derived)
+    summary.render(derived, date=date)
     from citeaudit import parquet_io
 
     ignored = parquet_io.read_optional(derived, "ignored_inputs")
@@ -355,10 +355,23 @@ def print_summary(raw: Path, derived: Path) -> None:
         )
         return
     err.print(
-        f"explore: `citeaudit ui --raw {raw} --derived {derived}`, or python -c "
+        f"explore: `{ui_command(raw, derived)}`, or python -c "
         f"\"import duckdb; print(duckdb.connect('{derived / 'catalog.duckdb'}', "
         "read_only=True).sql('SELECT * FROM answer_checks LIMIT 5'))\""
     )
+
+
+def ui_command(raw: Path, derived: Path) -> str:
+    """The ``citeaudit ui`` command that opens the instance this process used: DAGSTER_HOME
+    is named when it is not the default for ``derived`` (``make`` sets ./.dagster_home), so
+    the hint never opens an empty instance."""
+    from pipelines import runner
+
+    command = f"citeaudit ui --raw {raw} --derived {derived}"
+    home = os.environ.get("DAGSTER_HOME")
+    if home and Path(home).resolve() != runner.default_dagster_home(derived):
+        command = f"DAGSTER_HOME={Path(home).resolve()} {command}"
+    return command
 
 
 def offline_unchecked(derived: Path) -> int:
@@ -689,7 +702,9 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
             "observation date found under RAW (answers/<date>/, warc/<date>/), then every "
             "date × codebook asset for each answer date under each codebook, in this process "
             "(or on Celery workers: --executor celery), recorded in the Dagster instance at "
-            "DAGSTER_HOME (default ./.dagster_home); then rebuild DERIVED/catalog.duckdb and "
+            "DAGSTER_HOME when it is set (`make` sets ./.dagster_home), else "
+            "DERIVED/.dagster_home (the rule `citeaudit ui` and `status` follow, and the "
+            "printed `citeaudit ui` hint names it); then rebuild DERIVED/catalog.duckdb and "
             "print a summary. Exit status: 0 done, 1 a run failed, 2 usage error, 3 DERIVED "
             "held by another citeaudit process, 4 a service --executor celery needs is "
             "unreachable (broker, worker, Postgres)."

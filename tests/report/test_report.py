@@ -249,3 +249,27 @@ def test_no_cost_is_said_and_the_period_sits_beside_the_last_date(built) -> None
     assert f"{DATES[0]} – {DATES[-1]} (2 dates)" in period
     assert period.count('<td class="num">') == len(hl.HEADLINE)
     assert '<section id="glossary">' in html and "<dt>unresolved (u)</dt>" in html
+
+
+def test_summary_of_one_date(demo_run, capsys) -> None:
+    """`citeaudit summary --date D` counts that date only; a bad date is one line and exit 2."""
+    import duckdb
+
+    from citeaudit import cli
+    from citeaudit.report import summary
+
+    d = demo_run.derived
+    per_day = dict(duckdb.sql(
+        f"SELECT observation_date::VARCHAR, count(*) FROM read_parquet('{d}/answers/*/*.parquet',"
+        " hive_partitioning = true) GROUP BY ALL").fetchall())
+    assert len(per_day) >= 2
+    day = sorted(per_day)[0]
+    row, _ = summary.collect(d, day)
+    everything, _ = summary.collect(d)
+    assert row["answers"] == per_day[day] < everything["answers"] == sum(per_day.values())
+    assert row["dates"] == 1
+    assert cli.main(["summary", "--derived", str(d), "--raw", str(demo_run.raw),
+                     "--date", day]) == 0
+    assert f"citeaudit run summary · {day}" in capsys.readouterr().out
+    assert cli.main(["summary", "--derived", str(d), "--date", "yesterday"]) == 2
+    assert "--date yesterday: not a date" in capsys.readouterr().err
