@@ -68,3 +68,28 @@ def test_index_warc_process_does_not_import_the_pipeline(tmp_path: Path) -> None
     rc, imported = json.loads(done.stdout.strip().splitlines()[-1])
     assert rc == 0 and out.is_file()
     assert imported == []
+
+
+def test_one_rule_for_the_dagster_instance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture) -> None:
+    """DAGSTER_HOME when set, else DERIVED/.dagster_home: `run --help` says so, and the printed
+    `citeaudit ui` hint names DAGSTER_HOME whenever it is not the default, so it opens the
+    instance the run used (after `make demo`, ./.dagster_home), never an empty one."""
+    from citeaudit import ops_cli
+    from pipelines import runner
+
+    raw, derived = tmp_path / "raw", tmp_path / "derived"
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    assert ops_cli.ui_command(raw, derived) == f"citeaudit ui --raw {raw} --derived {derived}"
+    assert runner.default_dagster_home(derived) == (derived / ".dagster_home").resolve()
+    monkeypatch.setenv("DAGSTER_HOME", str(derived / ".dagster_home"))
+    assert ops_cli.ui_command(raw, derived).startswith("citeaudit ui")
+    project = tmp_path / ".dagster_home"
+    monkeypatch.setenv("DAGSTER_HOME", str(project))
+    assert ops_cli.ui_command(raw, derived) == (
+        f"DAGSTER_HOME={project.resolve()} citeaudit ui --raw {raw} --derived {derived}")
+    assert runner.ensure_dagster_home(derived) == project.resolve()
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "DAGSTER_HOME when it is set" in text and "DERIVED/.dagster_home" in text
