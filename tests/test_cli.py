@@ -93,3 +93,24 @@ def test_one_rule_for_the_dagster_instance(tmp_path: Path, monkeypatch: pytest.M
         cli.main(["run", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "DAGSTER_HOME when it is set" in text and "DERIVED/.dagster_home" in text
+
+
+@pytest.mark.parametrize(("name", "body"), [
+    ("notes.txt", b"line one\nline two\n" * 5),
+    ("fake.warc.gz", b"<html>not an archive</html>\n"),
+    ("empty.warc", b""),
+])
+def test_index_warc_refuses_a_file_that_is_not_an_archive(tmp_path: Path, capsys, name,
+                                                          body) -> None:
+    """A text file given to index-warc is refused with a message and exit 2, nothing printed
+    on stdout (it used to print 10 index lines and exit 0)."""
+    bad = tmp_path / name
+    bad.write_bytes(body)
+    good = write_warc(tmp_path / "tiny.warc.gz")
+    assert cli.main(["index-warc", str(good), str(bad)]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert f"index-warc: {bad}: not a WARC, ARC or WACZ file" in out.err
+    assert "nothing indexed (1 of 2 file(s) refused)" in out.err
+    assert cli.main(["index-warc", str(good)]) == 0
+    assert capsys.readouterr().out.count("\n") >= 1
