@@ -350,7 +350,8 @@ def _headline_plot(rows: list[dict[str, Any]]) -> str:
 
 
 def build(derived: Path, date: str, version: str, *, codebook_description: str = "",
-          codebook_metrics: dict[str, str] | None = None, codebook_sha: str = "") -> ReportResult:
+          codebook_metrics: dict[str, str] | None = None, codebook_sha: str = "",
+          caveats: list[dict[str, Any]] | None = None) -> ReportResult:
     """Render and write the report of one date × codebook; return where it is and a summary."""
     metrics_file = inputs.partition_file(derived, "metrics", date, version)
     if not metrics_file.is_file():
@@ -422,6 +423,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
                         for m in METRICS],
         "methods": METHODS, "definition_names": DEFINITIONS,
         "limit": FINDINGS_LIMIT,
+        "caveats": caveats or [],
     }
     html = _env().get_template("report.html.j2").render(**context)
     folder = report_dir(derived, date, version)

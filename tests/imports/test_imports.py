@@ -149,3 +149,24 @@ def test_import_is_deterministic(sources, tmp_path: Path) -> None:
     for out in (a, b):
         assert cli.main(["import", "liu", str(sources[0]), "--out", str(out)]) == 0
     assert tree(a) == tree(b)
+
+
+def test_liu_subset_caveats_are_recorded_and_shown_beside_the_numbers(imported) -> None:
+    """The bundled Liu et al. file is a subset chosen for answers with a "supports but also
+    refutes" citation: the import measures that, records it, and the report of its date shows
+    it at the top and beside the paper's numbers; the raw check reads the folder."""
+    from citeaudit.ingest import raw_check
+
+    raw, derived = imported
+    [doc] = [json.loads(p.read_text(encoding="utf-8"))
+             for p in (raw / "import_caveats").glob("liu2023-*.json")]
+    assert doc["dates"] == ["2023-03-01"] and doc["source"] == "intrinsic_halls.json"
+    assert doc["caveats"][0].startswith("A selected subset, not a sample: every one of the 114")
+    assert not [r for r in raw_check.ignored_inputs(raw).to_pylist()
+                if r["path"].startswith("import_caveats")]
+    [page] = (derived / "report" / "observation_date=2023-03-01").glob("codebook=*/index.html")
+    html = page.read_text(encoding="utf-8")
+    top = html[html.index('<div class="missing" id="caveats">'):html.index('id="headline"')]
+    assert "A selected subset, not a sample" in top and "liu2023 · intrinsic_halls.json" in top
+    papers = html[html.index('<section id="papers">'):html.index('<section id="rates">')]
+    assert "These numbers come with the caveats at the top of the page." in papers
