@@ -13,6 +13,10 @@
 -- uncited claim fails (missing_citation). Elsewhere (a web engine's sentence) an uncited claim
 -- whose worthiness nobody judged is unresolved (worthiness_unknown: never a pass, never a
 -- rejection), and one judged not worthy is exempt (not_verification_worthy).
+-- worthiness_signal names the rule a claim's text meets that marks text rarely worth a
+-- citation (a question, an offer, a heading, boilerplate): a grader signal for review and for
+-- reading unresolved claims, measured against Liu et al.'s worthiness labels (tests), never a
+-- verdict and never used by the gate.
 WITH cited AS (
     SELECT
         c.answer_id,
@@ -73,7 +77,16 @@ SELECT
     END AS reason,
     CASE WHEN cl.n_citations = 0 THEN NULL ELSE f.citation_id END AS failing_citation_id,
     CASE WHEN cl.n_citations = 0 THEN NULL ELSE f.citation_index END AS failing_citation_index,
-    a.context_chunk_ids IS NOT NULL AS hallucination_checked
+    a.context_chunk_ids IS NOT NULL AS hallucination_checked,
+    -- a rule-based worthiness grader: a signal for review, never gold and never a verdict
+    CASE
+        WHEN regexp_matches(cl.text, '\?\s*$') THEN 'question'
+        WHEN regexp_matches(cl.text, '(?i)^\s*(would you like|do you want|let me know|if you(''d| would) like|feel free|i can (also )?(help|provide|give|show|look)|i hope this helps|is there anything)')
+            THEN 'offer'
+        WHEN regexp_matches(cl.text, '(:\s*$)|(^\s*#)') THEN 'heading'
+        WHEN regexp_matches(cl.text, '(?i)^\s*(short answer|in (summary|short|conclusion)|here (is|are)\b|sure[,!.]|certainly[,!.]|great question|hello\b|hi[,!])')
+            THEN 'boilerplate'
+    END AS worthiness_signal
 FROM claims AS cl
 JOIN answers AS a USING (answer_id)
 LEFT JOIN first_failure AS f USING (answer_id, claim_id)

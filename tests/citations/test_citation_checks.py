@@ -124,3 +124,28 @@ def test_the_gate_applies_where_its_rule_holds(tmp_path: Path, claims, context, 
     assert (got["verdict"], got["reason"], got["claim_index"]) == expected
     assert got["claims"] == claim_verdicts
     assert got["served"] == (got["verdict"] == "verified")
+
+
+def test_worthiness_signal_is_a_grader_signal_never_a_verdict(tmp_path: Path) -> None:
+    """The rule-based worthiness grader names questions, offers, headings and boilerplate; an
+    uncited sentence it flags stays unresolved (the gate never reads the signal)."""
+    texts = ["Would you like me to compare them?", "Would you like me to:",
+             "Here are the options:", "Short answer first — yes.", "Rates rose 3% in May.",
+             "## Sources"]
+    a = answer("a", [[] for _ in texts], None, [None] * len(texts))
+    pos = 0
+    for claim, text in zip(a["claims"], texts, strict=True):
+        claim["text"], claim["span"] = text, [pos, pos + len(text)]
+        pos += len(text) + 1
+    a["answer_text"] = " ".join(texts)
+    folder = tmp_path / "answers" / "2026-11-01"
+    folder.mkdir(parents=True)
+    (folder / "e.jsonl").write_text(json.dumps(a) + "\n")
+    result = answers.ingest_files(answers.answer_files(tmp_path, "2026-11-01"), tmp_path)
+    assert result.rejected.num_rows == 0, result.rejected.to_pylist()
+    claim_checks, answer_checks = checks.check(result.answers, result.claims, result.citations)
+    rows = claim_checks.to_pylist()
+    assert [r["worthiness_signal"] for r in rows] == [
+        "question", "offer", "heading", "boilerplate", None, "heading"]
+    assert {r["verdict"] for r in rows} == {"unresolved"}
+    assert answer_checks.to_pylist()[0]["verdict"] == "unresolved"

@@ -170,3 +170,23 @@ def test_liu_subset_caveats_are_recorded_and_shown_beside_the_numbers(imported) 
     assert "A selected subset, not a sample" in top and "liu2023 · intrinsic_halls.json" in top
     papers = html[html.index('<section id="papers">'):html.index('<section id="rates">')]
     assert "These numbers come with the caveats at the top of the page." in papers
+
+
+def test_worthiness_signal_measured_on_liu_labels(imported) -> None:
+    """The rule-based worthiness grader against Liu et al.'s verification-worthiness labels:
+    every statement it flags is labelled not worthy (no worthy statement flagged), and it finds
+    most of those that are."""
+    _, derived = imported
+    rows = dict(sql(derived, """
+        SELECT (k.worthiness_signal IS NOT NULL, c.verification_worthy), count(*)
+        FROM claim_checks AS k JOIN claims AS c USING (answer_id, claim_id)
+        WHERE k.answer_id LIKE 'liu-%' AND c.verification_worthy IS NOT NULL
+        GROUP BY ALL"""))
+    flagged_worthy = rows.get((True, True), 0)
+    flagged_not = rows.get((True, False), 0)
+    missed_not = rows.get((False, False), 0)
+    print(f"worthiness signal on Liu et al.: flagged {flagged_not + flagged_worthy}, of which "
+          f"not worthy {flagged_not}; not-worthy statements found {flagged_not} of "
+          f"{flagged_not + missed_not}")
+    assert flagged_worthy == 0 and rows[(False, True)] > 300
+    assert flagged_not >= 8 and flagged_not / (flagged_not + missed_not) >= 0.6
