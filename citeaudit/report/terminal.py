@@ -24,9 +24,9 @@ def latest_reports(derived: Path, date: str | None = None) -> list[tuple[str, st
     ``date``)."""
     found = []
     for page in sorted((derived / REPORT).glob(f"observation_date=*/codebook=*/{INDEX}")):
-        date = page.parent.parent.name.split("=", 1)[1]
+        day = page.parent.parent.name.split("=", 1)[1]
         version = page.parent.name.split("=", 1)[1]
-        found.append((date, version, page))
+        found.append((day, version, page))
     if not found:
         return []
     last = date or max(d for d, _, _ in found)

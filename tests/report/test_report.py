@@ -270,6 +270,8 @@ def test_summary_of_one_date(demo_run, capsys) -> None:
     assert row["dates"] == 1
     assert cli.main(["summary", "--derived", str(d), "--raw", str(demo_run.raw),
                      "--date", day]) == 0
-    assert f"citeaudit run summary · {day}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"citeaudit run summary · {day}" in out
+    assert f"observation_date={day}" in out and f"headline per engine · {day}" in out
     assert cli.main(["summary", "--derived", str(d), "--date", "yesterday"]) == 2
     assert "--date yesterday: not a date" in capsys.readouterr().err
