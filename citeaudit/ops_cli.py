@@ -338,6 +338,14 @@ def print_summary(raw: Path, derived: Path, date: str | None = None) -> None:
                 f"[yellow]{count} file(s) or folder(s) under {raw} were not read[/yellow]: "
                 f"`citeaudit check --raw {raw}` lists them with the reason"
             )
+    orphans = orphan_dates(raw, derived)
+    if orphans:
+        err.print(
+            f"[yellow]{len(orphans)} date(s) in {derived} have no answers/ or warc/ folder "
+            f"under {raw} any more[/yellow] ({', '.join(orphans)}; e.g. a re-import moved "
+            "their answers to another date): their outputs are still counted by the catalog; "
+            "remove DERIVED/<asset>/observation_date=<date>/ folders to drop them",
+            soft_wrap=True, highlight=False)
     unchecked = offline_unchecked(derived)
     if unchecked:
         err.print(
@@ -372,6 +380,19 @@ def ui_command(raw: Path, derived: Path) -> str:
     if home and Path(home).resolve() != runner.default_dagster_home(derived):
         command = f"DAGSTER_HOME={Path(home).resolve()} {command}"
     return command
+
+
+def orphan_dates(raw: Path, derived: Path) -> list[str]:
+    """Observation dates with derived answers but no dated folder under ``raw``: outputs no
+    run will replace (a re-import that moved a response to another date leaves them)."""
+    from citeaudit import layout, storage
+
+    if storage.is_remote(derived) or storage.is_remote(raw) or not raw.is_dir():
+        return []
+    found = set(layout.discover_dates(raw)[0])
+    derived_dates = {p.name.split("=", 1)[1]
+                     for p in (derived / "answers").glob("observation_date=*")}
+    return sorted(derived_dates - found)
 
 
 def offline_unchecked(derived: Path) -> int:

@@ -114,3 +114,16 @@ def test_index_warc_refuses_a_file_that_is_not_an_archive(tmp_path: Path, capsys
     assert "nothing indexed (1 of 2 file(s) refused)" in out.err
     assert cli.main(["index-warc", str(good)]) == 0
     assert capsys.readouterr().out.count("\n") >= 1
+
+
+def test_dates_left_in_derived_without_raw_folders_are_named(tmp_path: Path) -> None:
+    """A re-import that moved a response to another date leaves the old date's outputs: the
+    summary names such dates instead of counting them silently."""
+    from citeaudit import ops_cli
+
+    raw, derived = tmp_path / "raw", tmp_path / "derived"
+    (raw / "answers" / "2026-11-30").mkdir(parents=True)
+    (raw / "warc" / "2026-11-28").mkdir(parents=True)
+    for day in ("2026-11-28", "2026-11-29", "2026-11-30"):
+        (derived / "answers" / f"observation_date={day}").mkdir(parents=True)
+    assert ops_cli.orphan_dates(raw, derived) == ["2026-11-29"]
