@@ -69,7 +69,7 @@ bench: $(STAMP)
 
 ## ui: the Dagster UI on the same instance (http://127.0.0.1:3000)
 ui: $(STAMP)
-	$(VENV)/bin/citeaudit ui
+	$(VENV)/bin/citeaudit ui --raw data/raw --derived data/derived
 
 clean:
 	rm -rf data/derived/* .dagster_home/storage .dagster_home/history .dagster_home/schedules

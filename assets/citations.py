@@ -16,12 +16,14 @@ from pipelines.resources import PathsResource
         dg.AssetSpec(
             "claim_checks",
             deps=["answers", "claims", "citations"],
-            description="Per claim: pass, or fail (first failure: missing/malformed/hallucinated).",
+            description="Per claim: pass, fail (first failure: missing/malformed/hallucinated), "
+                        "unresolved (uncited, worthiness unknown) or exempt.",
         ),
         dg.AssetSpec(
             "answer_checks",
             deps=["answers", "claims", "citations"],
-            description="Per answer: verified (served) or rejected by its first failing claim.",
+            description="Per answer: verified (served), rejected by its first failing claim, or "
+                        "unresolved.",
         ),
     ],
     partitions_def=observation_date,
@@ -33,8 +35,8 @@ def check_citations(context: dg.AssetExecutionContext, paths: PathsResource):
     claims = parquet_io.read_partition(paths.derived, "claims", part)
     citations = parquet_io.read_partition(paths.derived, "citations", part)
     claim_checks, answer_checks = checks.check(answers, claims, citations)
-    verified = pc.sum(pc.equal(answer_checks.column("verdict"), "verified")).as_py() or 0
-    counts = {"verified": verified, "rejected": answer_checks.num_rows - verified}
+    counts = {v: pc.sum(pc.equal(answer_checks.column("verdict"), v)).as_py() or 0
+              for v in ("verified", "rejected", "unresolved")}
     for name, table, extra in (
         ("claim_checks", claim_checks, {}),
         ("answer_checks", answer_checks, counts),

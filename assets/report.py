@@ -4,7 +4,7 @@ import base64
 
 import dagster as dg
 
-from citeaudit import codebook
+from citeaudit import codebook, layout
 from citeaudit.report import render
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
@@ -26,7 +26,8 @@ def report(context: dg.AssetExecutionContext, paths: PathsResource) -> dg.Materi
     date, version = part["observation_date"], part["codebook"]
     book = codebook.load_version(paths.raw, version)
     result = render.build(paths.derived, date, version, codebook_description=book.description,
-                          codebook_metrics=book.metrics, codebook_sha=book.sha256)
+                          codebook_metrics=book.metrics, codebook_sha=book.sha256,
+                          caveats=layout.import_caveats(paths.raw, date))
     absent = [name for name, present in result.sections.items() if not present]
     if absent:
         context.log.warning(f"report sections without input: {', '.join(absent)}")

@@ -6,7 +6,7 @@ citeaudit backfill --codebook V [--from D]    recompute one codebook's judged as
 citeaudit status                              per asset and partition: materialized/stale/failed
 citeaudit index-warc PATH... [--format cdxj]  index WARC/ARC files (pywb-compatible CDXJ)
 citeaudit archive --raw DIR [--date D] [--via URL]  capture the cited pages into WARC
-citeaudit summary [--derived DIR]             print the summary of the last run
+citeaudit summary [--derived DIR] [--date D]  print the summary (every date, or one)
 citeaudit catalog [--derived DIR]             rebuild data/derived/catalog.duckdb
 citeaudit conformance --out DIR               run the source-risk conformance suite
 citeaudit ui                                  the Dagster UI on the local instance
@@ -15,7 +15,7 @@ citeaudit import openai|gemini|anthropic|perplexity PATH... --out DIR   engine r
 citeaudit collect --engine E --queries PANEL --out DIR   ask an engine a query panel
 citeaudit validate-grader expertqa PATH       the evidence locator against expert labels
 citeaudit review export|import                Label Studio tasks out, its JSON export in
-citeaudit check [--raw DIR]                   what under the raw folder will not be read, and why
+citeaudit check [--raw DIR]                   what will not be read, and why; settings validated
 citeaudit init [--raw DIR]                    a raw folder's layout and the default codebook
 citeaudit report [--derived DIR]              the paths of the HTML reports
 """
@@ -26,6 +26,7 @@ import argparse
 import importlib
 import os
 import sys
+import time
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -45,7 +46,8 @@ LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
         ("demo-archive", "archive the demo's last date live from its own loopback web site"),
     )),
     ("citeaudit.ops_cli", "register_cli", (
-        ("check", "list every file and folder under --raw that will not be read, and why"),
+        ("check", "list every file and folder under --raw that will not be read, and why; "
+                  "validate citeaudit.yaml and the codebooks"),
         ("init", "create a raw folder: its layout, a README and the documented default codebook"),
         ("run", "materialize every asset for the dates found under --raw (or some of them)"),
         ("backfill", "recompute every date × codebook asset of one codebook version"),
@@ -97,7 +99,15 @@ def _cmd_summary(args: argparse.Namespace) -> int:
         return 2
     from citeaudit import ops_cli
 
-    ops_cli.print_summary(storage.as_root(args.raw), derived)
+    if args.date is not None:
+        import datetime as dt
+
+        try:
+            dt.date.fromisoformat(args.date)
+        except ValueError:
+            _err().print(f"[red]error:[/red] --date {args.date}: not a date (YYYY-MM-DD)")
+            return 2
+    ops_cli.print_summary(storage.as_root(args.raw), derived, date=args.date)
     return 0
 
 
@@ -149,8 +159,68 @@ def _cmd_ui(args: argparse.Namespace) -> int:
         "-p",
         str(args.port),
     ]
-    os.execv(command[0], command)
-    return 0  # not reached
+    return supervise(command, UI_STOP_SECONDS)
+
+
+UI_STOP_SECONDS = 10.0
+
+
+class _Stop(Exception):
+    """A signal asked ``citeaudit ui`` to stop."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def supervise(command: list[str], stop_seconds: float) -> int:
+    """Run ``command`` (``dagster dev``) in its own process group until it exits, or until
+    SIGINT/SIGTERM: then pass the signal to the whole group and, if any process of it is still
+    there after ``stop_seconds``, kill the group. ``ui`` always stops within seconds, even
+    when one of dagster's processes hangs on shutdown."""
+    import signal
+    import subprocess
+
+    def raise_stop(signum: int, _frame: object) -> None:
+        raise _Stop(signum)
+
+    previous = {s: signal.signal(s, raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    proc = subprocess.Popen(command, start_new_session=True)
+    try:
+        return proc.wait()
+    except _Stop as stop:
+        signum = stop.signum
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    try:
+        os.killpg(proc.pid, signum)
+    except ProcessLookupError:
+        return 0
+    deadline = time.monotonic() + stop_seconds
+    try:
+        proc.wait(timeout=stop_seconds)
+        # the stragglers a clean exit of dagster dev may leave in its group
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            time.sleep(0.2)
+    except subprocess.TimeoutExpired:
+        pass
+    if _group_alive(proc.pid):
+        _err().print(f"[yellow]dagster dev did not stop within {stop_seconds:.0f} s: "
+                     "killed it[/yellow]")
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return 0
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _ALL = "*"
@@ -192,6 +262,8 @@ def build_parser(command: str | None = _ALL) -> argparse.ArgumentParser:
     summ.add_argument(
         "--derived", default="data/derived", help="output folder (default: data/derived)"
     )
+    summ.add_argument("--date", default=None, metavar="YYYY-MM-DD",
+                      help="summarize one observation date (default: every date)")
     summ.set_defaults(func=_cmd_summary)
 
     cat = sub.add_parser("catalog", help="rebuild DERIVED/catalog.duckdb (a view per asset)")

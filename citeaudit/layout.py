@@ -23,6 +23,8 @@ ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wacz")
 FETCHED_WARC_RE = re.compile(
     r"^citeaudit-(\d{4}-\d{2}-\d{2})-(\d{5})(?:-archive-([a-z0-9_]+))?\.warc\.gz$")
 DATED_FOLDERS = ("answers", "warc")
+# what an import records about its dataset's selection and limits (read by the report)
+CAVEATS_DIR = "import_caveats"
 SOURCE_RISK_DIR = Path("annotations") / "source_risk"
 # What the first record of a WARC or an ARC file starts with (after gzip, if any).
 ARCHIVE_MAGIC = (b"WARC/", b"filedesc://")
@@ -159,3 +161,15 @@ def source_risk_lines(
                 if owner == date:
                     rows.append((label, number, text))
     return rows
+
+
+def import_caveats(raw: Path, date: str) -> list[dict]:
+    """The caveats imports recorded for ``date`` (``import_caveats/*.json``), in file order:
+    ``{dataset, source, dates, caveats}`` each; none when there are none."""
+    folder = storage.path(raw) / CAVEATS_DIR
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if date in doc.get("dates", []):
+            found.append(doc)
+    return found

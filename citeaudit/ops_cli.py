@@ -88,6 +88,29 @@ def _select_dates(
     return picked
 
 
+def one_line(exc: Exception) -> str:
+    """An error's message on one line (YAML errors span several): file, key and fix stay."""
+    return " ".join(str(exc).split())
+
+
+def config_problems(raw: Path, versions: list[str] | None = None) -> list[str]:
+    """One line per file of settings that cannot be used: ``citeaudit.yaml`` and every codebook
+    (or the ``versions`` given), each naming the file, the key and the fix."""
+    from citeaudit import codebook, config, layout
+
+    problems = []
+    try:
+        config.load(raw)
+    except config.ConfigError as exc:
+        problems.append(one_line(exc))
+    for version in layout.codebook_versions(raw) if versions is None else versions:
+        try:
+            codebook.load_version(raw, version)
+        except codebook.CodebookError as exc:
+            problems.append(one_line(exc))
+    return problems
+
+
 def _versions_or_error(raw: Path, wanted: list[str] | None) -> list[str] | None:
     """The codebook versions asked for (all on disk by default), each validated."""
     from citeaudit import codebook, layout
@@ -104,7 +127,7 @@ def _versions_or_error(raw: Path, wanted: list[str] | None) -> list[str] | None:
         try:
             codebook.load_version(raw, version)
         except codebook.CodebookError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {one_line(exc)}", soft_wrap=True, highlight=False)
             return None
     return versions
 
@@ -263,6 +286,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     versions = _versions_or_error(raw, args.codebook)
     if dates is None or versions is None:
         return 2
+    bad_config = config_problems(raw, versions=[])
+    if bad_config:  # before any work: a typo found at the archive step would be a traceback
+        for problem in bad_config:
+            err.print(f"[red]error:[/red] {problem}", soft_wrap=True, highlight=False)
+        return 2
     executor = _executor_or_error(args.executor)
     if executor is None:
         return 2
@@ -294,12 +322,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def print_summary(raw: Path, derived: Path) -> None:
-    """The run summary, then what was not read and what was left unchecked, with the command
-    that says more."""
+def print_summary(raw: Path, derived: Path, date: str | None = None) -> None:
+    """The run summary (every date, or ``date``), then what was not read and what was left
+    unchecked, with the command that says more."""
     from citeaudit.report import summary
 
-    summary.render(derived)
+    summary.render(derived, date=date)
     from citeaudit import parquet_io
 
     ignored = parquet_io.read_optional(derived, "ignored_inputs")
@@ -310,6 +338,14 @@ def print_summary(raw: Path, derived: Path) -> None:
                 f"[yellow]{count} file(s) or folder(s) under {raw} were not read[/yellow]: "
                 f"`citeaudit check --raw {raw}` lists them with the reason"
             )
+    orphans = orphan_dates(raw, derived)
+    if orphans:
+        err.print(
+            f"[yellow]{len(orphans)} date(s) in {derived} have no answers/ or warc/ folder "
+            f"under {raw} any more[/yellow] ({', '.join(orphans)}; e.g. a re-import moved "
+            "their answers to another date): their outputs are still counted by the catalog; "
+            "remove DERIVED/<asset>/observation_date=<date>/ folders to drop them",
+            soft_wrap=True, highlight=False)
     unchecked = offline_unchecked(derived)
     if unchecked:
         err.print(
@@ -327,10 +363,36 @@ def print_summary(raw: Path, derived: Path) -> None:
         )
         return
     err.print(
-        f"explore: `citeaudit ui --raw {raw} --derived {derived}`, or python -c "
+        f"explore: `{ui_command(raw, derived)}`, or python -c "
         f"\"import duckdb; print(duckdb.connect('{derived / 'catalog.duckdb'}', "
         "read_only=True).sql('SELECT * FROM answer_checks LIMIT 5'))\""
     )
+
+
+def ui_command(raw: Path, derived: Path) -> str:
+    """The ``citeaudit ui`` command that opens the instance this process used: DAGSTER_HOME
+    is named when it is not the default for ``derived`` (``make`` sets ./.dagster_home), so
+    the hint never opens an empty instance."""
+    from pipelines import runner
+
+    command = f"citeaudit ui --raw {raw} --derived {derived}"
+    home = os.environ.get("DAGSTER_HOME")
+    if home and Path(home).resolve() != runner.default_dagster_home(derived):
+        command = f"DAGSTER_HOME={Path(home).resolve()} {command}"
+    return command
+
+
+def orphan_dates(raw: Path, derived: Path) -> list[str]:
+    """Observation dates with derived answers but no dated folder under ``raw``: outputs no
+    run will replace (a re-import that moved a response to another date leaves them)."""
+    from citeaudit import layout, storage
+
+    if storage.is_remote(derived) or storage.is_remote(raw) or not raw.is_dir():
+        return []
+    found = set(layout.discover_dates(raw)[0])
+    derived_dates = {p.name.split("=", 1)[1]
+                     for p in (derived / "answers").glob("observation_date=*")}
+    return sorted(derived_dates - found)
 
 
 def offline_unchecked(derived: Path) -> int:
@@ -349,7 +411,8 @@ def offline_unchecked(derived: Path) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """``citeaudit check``: every file and folder under --raw that will not be read, and why."""
+    """``citeaudit check``: every file and folder under --raw that will not be read, and why;
+    then ``citeaudit.yaml`` and every codebook validated (one line per problem)."""
     from citeaudit import layout
 
     raw = _raw_or_error(args.raw)
@@ -365,8 +428,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         problems.append(f"no codebooks/<version>.yaml: `citeaudit init --raw {args.raw}`")
     if not layout.answer_dates(raw):
         problems.append("no answers/<YYYY-MM-DD>/*.jsonl: nothing to audit")
+    problems += config_problems(raw)
     for problem in problems:
-        err.print(f"[red]problem:[/red] {problem}")
+        err.print(f"[red]problem:[/red] {problem}", soft_wrap=True, highlight=False)
     if not args.json and not count and not problems:
         err.print(f"[green]every file under {raw} will be read[/green]")
     return 1 if count or problems else 0
@@ -394,6 +458,7 @@ CODEBOOK_HEADER = """\
 # A codebook is versioned by its file name: copy this file to codebooks/v2.yaml to change a
 # rule, and `citeaudit backfill --codebook v2` recomputes only v2's outputs.
 #   label_maps       annotators' raw labels -> the support rubric's five categories
+#                    (the five names themselves are accepted as raw labels too)
 #   source_roles     the source-role taxonomy and which roles need disclosure
 #   priority_weights review-priority dimensions (sum to 1)
 #   policy           thresholds for PASS / CONTEXTUALIZE / REVIEW / ABSTAIN
@@ -401,12 +466,26 @@ CODEBOOK_HEADER = """\
 """
 
 
+def default_codebook(version: str) -> dict:
+    """The codebook ``init`` writes: the demo's label map, which also accepts the support
+    rubric's five names themselves (``fully_supported``, ...), the names docs/inputs.md lists,
+    so labels written by hand in those words are read, not rejected."""
+    from citeaudit import codebook
+    from citeaudit.demo_corpus import codebooks
+
+    doc = {**codebooks.codebook("v1"), "version": version}
+    doc["label_maps"] = {
+        schema: {**mapping, **{label: label for label in codebook.SUPPORT_LABELS}}
+        for schema, mapping in doc["label_maps"].items()
+    }
+    return doc
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     """``citeaudit init``: the raw folder layout, a README in it and the default codebook."""
     import yaml
 
     from citeaudit import codebook
-    from citeaudit.demo_corpus import codebooks
 
     raw = Path(args.raw).resolve()
     if raw.exists() and not raw.is_dir():
@@ -423,7 +502,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     if target.exists():
         err.print(f"{target} exists; left as it is")
     else:
-        doc = {**codebooks.codebook("v1"), "version": args.version}
+        doc = default_codebook(args.version)
         text = CODEBOOK_HEADER + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
         try:
             codebook.validate(yaml.safe_load(text), str(target), version=args.version)
@@ -608,12 +687,15 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     """Add the ``run``, ``backfill``, ``status``, ``check`` and ``init`` subcommands."""
     check = sub.add_parser(
         "check",
-        help="list every file and folder under --raw that will not be read, and why",
+        help="list every file and folder under --raw that will not be read, and why; "
+             "validate citeaudit.yaml and the codebooks",
         description=(
             "Walk RAW and list every file or folder the pipeline will not read (wrong place, "
             "name or suffix, not a WARC/ARC by its first bytes, unreadable), the same rows as "
-            "the ignored_inputs table; also say when no codebook or no answers are there. "
-            "`citeaudit run` does this first. Exit status 1 when anything is listed."
+            "the ignored_inputs table; also say when no codebook or no answers are there, and "
+            "validate RAW/citeaudit.yaml and every codebooks/<version>.yaml (one line each: "
+            "file, key and the fix). `citeaudit run` does this first and stops on a bad "
+            "settings file. Exit status 1 when anything is listed."
         ),
     )
     check.add_argument("--raw", default="data/raw", help="input folder (default: data/raw)")
@@ -641,7 +723,9 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
             "observation date found under RAW (answers/<date>/, warc/<date>/), then every "
             "date × codebook asset for each answer date under each codebook, in this process "
             "(or on Celery workers: --executor celery), recorded in the Dagster instance at "
-            "DAGSTER_HOME (default ./.dagster_home); then rebuild DERIVED/catalog.duckdb and "
+            "DAGSTER_HOME when it is set (`make` sets ./.dagster_home), else "
+            "DERIVED/.dagster_home (the rule `citeaudit ui` and `status` follow, and the "
+            "printed `citeaudit ui` hint names it); then rebuild DERIVED/catalog.duckdb and "
             "print a summary. Exit status: 0 done, 1 a run failed, 2 usage error, 3 DERIVED "
             "held by another citeaudit process, 4 a service --executor celery needs is "
             "unreachable (broker, worker, Postgres)."

@@ -48,6 +48,13 @@ class Step(NamedTuple):
     partition_key: str | dg.MultiPartitionKey
 
 
+def default_dagster_home(derived: Path | None = None) -> Path:
+    """Where the instance lives when DAGSTER_HOME is unset: ``<derived>/.dagster_home`` (for
+    a derived root on object storage, under its local state folder)."""
+    return ((storage.local_state_dir(derived) if derived is not None else Path.cwd())
+            / ".dagster_home").resolve()
+
+
 def ensure_dagster_home(derived: Path | None = None) -> Path:
     """DAGSTER_HOME, created and given the project's dagster.yaml (or the file
     ``CITEAUDIT_DAGSTER_YAML`` names: the tests give their instances one that does not capture
@@ -60,9 +67,7 @@ def ensure_dagster_home(derived: Path | None = None) -> Path:
     of several derived folders, so every run is tagged with its derived folder
     (``DERIVED_TAG``) and ``citeaudit status`` reads only that folder's runs.
     """
-    fallback = (storage.local_state_dir(derived) if derived is not None else Path.cwd()
-                ) / ".dagster_home"
-    home = Path(os.environ.get("DAGSTER_HOME") or fallback).resolve()
+    home = Path(os.environ.get("DAGSTER_HOME") or default_dagster_home(derived)).resolve()
     home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)
     config = home / "dagster.yaml"

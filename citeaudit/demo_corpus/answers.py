@@ -448,6 +448,9 @@ class AnswerBuilder:
             cl.defect = kind
             if kind == "missing_citation":
                 cl.citations = []
+                # the rule requires a citation of a worthy claim (or any claim of a RAG
+                # answer): an uncited sentence of unknown worthiness would be unresolved
+                cl.obj["verification_worthy"] = True
                 continue
             j = rng.randrange(len(cl.citations))
             cd = cl.citations[j]
@@ -593,7 +596,9 @@ def verify_citations(answer: dict) -> list[tuple[int, str]]:
     """The fail-closed verification rule's checks, restated: every failing claim as (claim index,
     reason).
 
-    Per claim, first failure wins: no citations → ``missing_citation``; a citation with a tag
+    Per claim, first failure wins: no citations → ``missing_citation`` when the answer lists
+    ``context_chunk_ids`` or the claim is marked verification-worthy (otherwise the claim is
+    unresolved or exempt, not a failure); a citation with a tag
     (or any citation when the answer lists ``context_chunk_ids``) must be ``[Doc:Chunk]`` with
     both halves non-empty, colon- and whitespace-free, else ``malformed_citation``; otherwise
     its ``url`` must be an absolute http(s) URL with a host. A well-formed tag whose chunk is
@@ -604,7 +609,8 @@ def verify_citations(answer: dict) -> list[tuple[int, str]]:
     for k, claim in enumerate(answer.get("claims") or []):
         cits = claim.get("citations") or []
         if not cits:
-            failures.append((k, "missing_citation"))
+            if context is not None or claim.get("verification_worthy") is True:
+                failures.append((k, "missing_citation"))
             continue
         for cit in cits:
             tag = cit.get("tag")

@@ -10,7 +10,9 @@ Per input file (one JSON response, or JSONL with one response a line):
 - each defect of a response that does not (truncated JSON, unknown shape, offsets outside the
   text, a marker with no source, a segment whose text does not match) becomes a line of
   ``import_rejections/<date>/<format>-<stem>-<sha8>.jsonl``, which the ingest stage turns into
-  ``rejected_inputs`` rows (file, line, field, reason), and the batch goes on.
+  ``rejected_inputs`` rows (file, line, field, reason), and the batch goes on;
+- importing the same bytes again replaces what the earlier import wrote (keyed by ``<sha8>``,
+  whatever ``--observed-at`` or ``--engine`` said): no answer on two dates, no stale rejection.
 
 A raw folder without a codebook gets the import codebook (``codebooks/v1.yaml``), so the
 judged stages run. A response with a defect is rejected whole, like a bad answers line at
@@ -188,10 +190,36 @@ def import_paths(fmt: str, paths: list[Path], out: Path, *, engine: str | None =
         for o in outcomes:
             if o.answer is not None:
                 o.answer["import"]["file"] = kept
+        replaced = forget_earlier(out, fmt, stem, path.suffix, keep=kept)
         counts = write_outcomes(out, fmt, kept, stem, outcomes)
-        summaries.append({"file": str(path), "kept": kept, "engine": engine, **counts})
+        summaries.append({"file": str(path), "kept": kept, "engine": engine, **counts,
+                          "replaced": replaced})
     ensure_codebook(out)
     return summaries
+
+
+def forget_earlier(out: Path, fmt: str, stem: str, suffix: str, *, keep: str) -> list[str]:
+    """Remove what an earlier import of the same bytes wrote (answers, rejection lines, the
+    kept response), whatever its options (``--observed-at`` moves it to another date,
+    ``--engine`` renames its answers, another file name holds the same bytes): re-importing a
+    response replaces it, so no answer sits on two dates and no stale rejection stays counted.
+    A date folder left empty goes too. Returns the removed paths, relative to ``out``."""
+    digest = stem.rsplit("-", 1)[-1]
+    removed: list[Path] = []
+    for folder in ("answers", REJECTIONS_DIR):
+        removed += sorted((out / folder).glob(f"*/{fmt}-*-{digest}.jsonl"))
+    removed += [p for p in sorted((out / RESPONSES_DIR / fmt).glob(f"*/*-{digest}{suffix}"))
+                if p != out / keep]
+    for p in removed:
+        p.unlink()
+    for day in sorted({p.parent.name for p in removed}):
+        rejections = out / REJECTIONS_DIR / day
+        if rejections.is_dir() and not any(rejections.iterdir()):
+            rejections.rmdir()
+        for folder in (out / "answers" / day, out / RESPONSES_DIR / fmt / day):
+            if folder.is_dir() and not any(folder.iterdir()) and not rejections.is_dir():
+                folder.rmdir()
+    return [p.relative_to(out).as_posix() for p in removed]
 
 
 def ensure_codebook(out: Path) -> None:

@@ -106,6 +106,38 @@ def convert(records: list[dict], date: str) -> tuple[dict[str, list[dict]], list
     return by_engine, rows
 
 
+BOTH_WAYS = "Citation Completely Supports but Also Refutes Statement"
+
+
+def caveats(records: list[dict], date: str) -> list[str]:
+    """What a reader of these records' numbers must know, measured on the records: whether
+    every answer was chosen for holding a "supports but also refutes" citation (the bundled
+    subset is), the engines and their counts, and that the date is not the source's."""
+    both = sum(1 for rec in records if any(
+        ann.get("citation_supports") == BOTH_WAYS
+        for note in rec["annotation"]["statement_to_annotation"].values()
+        for ann in note.get("citation_annotations") or []))
+    out = []
+    if records and both == len(records):
+        out.append(
+            f"A selected subset, not a sample: every one of the {len(records)} answers has at "
+            "least one citation judged 'Completely Supports but Also Refutes'. Its rates "
+            "(citation precision and recall above all) are far below the paper's headline "
+            "numbers and say nothing about the engines' traffic; use it to check parsing "
+            "and metric code, not to compare engines.")
+    elif both:
+        out.append(f"{both} of {len(records)} answers hold a 'supports but also refutes' "
+                   "citation; how the records were chosen is not recorded in the file.")
+    engines: dict[str, int] = {}
+    for rec in records:
+        engines[rec["system_name"]] = engines.get(rec["system_name"], 0) + 1
+    out.append("Engines (answers): " + ", ".join(f"{e} ({n})" for e, n in sorted(
+        engines.items())) + "; inclusion probability 1 for every answer (no design weights).")
+    out.append(f"The source holds no observation time: the answers are dated {date} (the "
+               "import's --date).")
+    return out
+
+
 def import_file(path: Path, out: Path, date: str = DEFAULT_DATE) -> dict:
     """Import one Liu et al. JSON file into ``out``; returns counts of what was written."""
     records = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -118,6 +150,8 @@ def import_file(path: Path, out: Path, date: str = DEFAULT_DATE) -> dict:
     writer.write_annotations(out, f"liu-{stem}", rows)
     writer.merge_registry(out, {ANNOTATOR: "human"})
     writer.write_codebook(out)
+    writer.write_caveats(out, "liu2023", str(path), [date], caveats(records, date))
     return {"dataset": "liu", "answers": sum(len(a) for a in by_engine.values()),
             "claims": sum(len(a["claims"]) for v in by_engine.values() for a in v),
-            "annotation_rows": len(rows), "date": date}
+            "annotation_rows": len(rows), "date": date,
+            "caveats": caveats(records, date)}

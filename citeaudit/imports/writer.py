@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from citeaudit.imports.codebook import VERSION, import_codebook
+from citeaudit.layout import CAVEATS_DIR
 from citeaudit.support.judgments import COLUMNS, REGISTRY_FILE, SUPPORT_DIR
 
 
@@ -75,4 +76,18 @@ def write_codebook(out: Path) -> Path:
         raise FileExistsError(f"{path} exists with other content; refusing to replace it")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8", newline="\n")
+    return path
+
+
+def write_caveats(out: Path, dataset: str, source: str, dates: list[str],
+                  caveats: list[str]) -> Path:
+    """``import_caveats/<dataset>-<source stem>.json``: what a reader of this dataset's
+    numbers must know (how it was selected, what it cannot say), for the observation dates it
+    fills; the report shows them beside the numbers of those dates."""
+    path = out / CAVEATS_DIR / f"{dataset}-{Path(source).stem}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"dataset": dataset, "source": Path(source).name, "dates": sorted(set(dates)),
+           "caveats": caveats}
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8",
+                    newline="\n")
     return path

@@ -4,7 +4,8 @@ The pipeline reads ``answers/<date>/*.jsonl``, ``warc/<date>/**/*.warc[.gz]|*.ar
 that start as a WARC or ARC record), ``annotations/support/**/*.csv|parquet``,
 ``annotations/source_risk/**/*.jsonl``, ``annotations/annotators.csv`` and
 ``codebooks/<version>.yaml``, ``citeaudit.yaml`` (operations settings), ``fetch_logs/`` (the
-live crawl's logs) and ``import_rejections/`` (what an engine import refused); ``responses/``
+live crawl's logs), ``import_rejections/`` (what an engine import refused) and
+``import_caveats/`` (what an import says about its dataset's selection); ``responses/``
 keeps engine responses verbatim for a re-import and ``registry/`` is the demo's loopback
 registry. Every other file or
 folder is one row here, file-level: a text file named ``x.warc.gz`` is one ``not_an_archive``
@@ -38,6 +39,7 @@ TOP_LEVEL = {
     "citeaudit.yaml": "file",
     "fetch_logs": "folder",
     "import_rejections": "folder",
+    "import_caveats": "folder",
     "responses": "folder",
     "ground_truth.json": "file",
     "README.md": "file",

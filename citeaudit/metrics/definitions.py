@@ -249,8 +249,10 @@ METRICS: tuple[MetricDef, ...] = (
         ("answers", "answer_checks"),
         "answers rejected by the citation checks (missing, malformed or hallucinated "
         "citation): never served",
-        "accepted answers",
-        "none",
+        "accepted answers the checks settle (verified or rejected)",
+        "answers whose only open question is an uncited sentence of unknown worthiness in an "
+        "answer that declares no context (the rule does not apply to it: never a rejection, "
+        "never a pass)",
         higher_is_better=False,
     ),
     MetricDef(

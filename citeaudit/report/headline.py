@@ -21,14 +21,14 @@ HEADLINE = (
     "cost_per_served_answer",
 )
 SHORT = {
-    "existence_rate": "exists (L1)",
-    "dead_rate": "dead (L1) ↓",
+    "existence_rate": "page exists (L1)",
+    "dead_rate": "page dead (L1) ↓",
     "full_support_rate": "fully supported",
-    "citation_recall": "recall",
-    "verification_coverage": "worthy claims cited",
-    "omission_rate": "omission ↓",
-    "fail_closed_rejection_rate": "rejected (fail-closed) ↓",
-    "cost_per_served_answer": "tokens / served ↓",
+    "citation_recall": "claims backed by their citations",
+    "verification_coverage": "claims needing a source that cite one",
+    "omission_rate": "undisclosed ties ↓",
+    "fail_closed_rejection_rate": "answers rejected by citation checks ↓",
+    "cost_per_served_answer": "tokens per served answer ↓",
 }
 
 
@@ -48,6 +48,8 @@ def fmt_cell(row: dict[str, Any] | None) -> str:
     if row.get("reason") == "input_missing":
         return "input missing"
     if row.get("estimate") is None:
+        if BY_NAME[row["metric"]].kind == "mean":
+            return f"no cost recorded (u={row.get('unresolved') or 0})"
         return f"no rate (n=0, u={row.get('unresolved') or 0})"
     m = row["metric"]
     low, high = row.get("ci_low"), row.get("ci_high")
@@ -112,3 +114,35 @@ def markdown(rows: list[dict[str, Any]], title: str = "") -> str:
                   "u = unresolved units reported beside (never inside) the rate; "
                   "↓ = lower is better."]
     return "\n".join(lines)
+
+
+def period_cells(trend: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(dates, one pooled row per headline metric) over every date of ``trend`` (the overall
+    rows): numerators, denominators and unresolved summed over the dates, the rate their
+    ratio (unweighted: the daily rows may be design-weighted, their pooled counts are not)."""
+    rows = [t for t in trend if t["margin"] == "overall" and t["metric"] in HEADLINE]
+    dates = sorted({t["observation_date"] for t in rows})
+    out = []
+    for metric in HEADLINE:
+        mine = [t for t in rows if t["metric"] == metric and t.get("reason") != "input_missing"]
+        num = sum(t.get("numerator") or 0 for t in mine)
+        den = sum(t.get("denominator") or 0 for t in mine)
+        unresolved = sum(t.get("unresolved") or 0 for t in mine)
+        out.append({"metric": metric, "margin": "overall", "numerator": num,
+                    "denominator": den, "unresolved": unresolved,
+                    "estimate": num / den if den else None,
+                    "dates": len({t["observation_date"] for t in mine})})
+    return dates, out
+
+
+def fmt_period(cell: dict[str, Any]) -> str:
+    """``12.5% n=120 u=3`` for a pooled row; no interval (the dates are not independent
+    samples of one design)."""
+    if not cell["dates"]:
+        return "no dates"
+    if cell["estimate"] is None:
+        if BY_NAME[cell["metric"]].kind == "mean":
+            return f"no cost recorded (u={cell['unresolved']})"
+        return f"no rate (n=0, u={cell['unresolved']})"
+    return f"{fmt_value(cell['metric'], cell['estimate'])} n={cell['denominator']} " \
+           f"u={cell['unresolved']}"

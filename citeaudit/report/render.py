@@ -10,19 +10,21 @@ agreement table, omission endpoints and existence states; an absent input is nam
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 from jinja2 import Environment, PackageLoader, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from citeaudit import duck, parquet_io, storage
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import BY_NAME, DEFINITIONS, METHODS, METRICS
 from citeaudit.report import headline as hl
-from citeaudit.report import svg
+from citeaudit.report import rejections, svg
 
 REPORT = "report"
 INDEX = "index.html"
@@ -245,6 +247,83 @@ def _agreement(rows: list[dict[str, Any]] | None) -> dict[str, Any] | None:
     return shown
 
 
+EVIDENCE_COLUMNS = pa.schema([
+    ("citation_id", pa.string()), ("atom_index", pa.int32()), ("atom_text", pa.string()),
+    ("passage_text", pa.string()), ("mismatch_terms", pa.list_(pa.string())),
+    ("verdict", pa.string()), ("reason", pa.string()), ("evidence_score", pa.float64())])
+NUMERIC_KINDS = ("number", "percentage", "currency")
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _with_codebook(con: duckdb.DuckDBPyConnection, names: set[str], version: str) -> None:
+    """Give the judged rejection views of one partition their ``codebook`` column (a
+    partition file does not carry its partition keys), as the catalog's views have it."""
+    for name in ("rejected_annotations", "rejected_records"):
+        if name not in names:
+            continue
+        table = con.table(name).to_arrow_table()
+        if "codebook" in table.column_names:
+            continue
+        table = table.append_column("codebook", pa.array([version] * table.num_rows,
+                                                         pa.string()))
+        con.execute(f"DROP VIEW {name}")  # a name from the constant tuple above
+        con.register(name, table)
+
+
+def _register_evidence(con: duckdb.DuckDBPyConnection, derived: Path, date: str,
+                       version: str) -> None:
+    """The evidence locator's rows of this date × codebook as ``support_evidence``; an empty
+    table of the same columns when the locator did not run (the findings show no signal)."""
+    table = parquet_io.read_optional(derived, "support_evidence",
+                                     {"observation_date": date, "codebook": version})
+    if table is None:
+        table = EVIDENCE_COLUMNS.empty_table()
+    con.register("support_evidence", table.select(EVIDENCE_COLUMNS.names))
+
+
+def _mark(text: str | None, spans: list[tuple[int, int]]) -> Markup:
+    """``text`` escaped, with each span wrapped in ``<mark>``."""
+    if not text:
+        return Markup("")
+    out, last = [], 0
+    for start, end in sorted(set(spans)):
+        if start < last:
+            continue
+        out += [escape(text[last:start]), Markup("<mark>"), escape(text[start:end]),
+                Markup("</mark>")]
+        last = end
+    out.append(escape(text[last:]))
+    return Markup("").join(out)
+
+
+def _term_spans(text: str | None, terms: list[str]) -> list[tuple[int, int]]:
+    """Where the locator's mismatch terms (``kind:term``, numbers without separators) occur in
+    ``text``: numbers compared without thousands separators, other terms case-insensitively."""
+    if not text:
+        return []
+    spans = []
+    for item in terms:
+        kind, _, term = item.partition(":")
+        if kind in NUMERIC_KINDS:
+            spans += [m.span() for m in NUMBER.finditer(text)
+                      if m.group().replace(",", "").rstrip(".") == term]
+        elif term:
+            spans += [m.span() for m in re.finditer(re.escape(term), text, re.IGNORECASE)]
+    return spans
+
+
+def _marked(f: dict[str, Any]) -> dict[str, Any]:
+    """A finding with its claim atom and located passage marked: in the atom, the terms the
+    page does not back; in the passage, the numbers of the same kinds it says instead."""
+    terms = list(f.get("mismatch_terms") or [])
+    kinds = {t.partition(":")[0] for t in terms}
+    passage_spans = ([m.span() for m in NUMBER.finditer(f.get("passage_text") or "")]
+                     if kinds & set(NUMERIC_KINDS) else [])
+    return {**f, "atom_marked": _mark(f.get("atom_text"), _term_spans(f.get("atom_text"), terms)),
+            "passage_marked": _mark(f.get("passage_text"), passage_spans),
+            "mismatch_words": ", ".join(t.partition(":")[2] for t in terms)}
+
+
 def _query_or_none(con: duckdb.DuckDBPyConnection, names: set[str], need: tuple[str, ...],
                    sql: str, params: dict[str, Any] | None = None) -> list[dict] | None:
     if any(n not in names for n in need):
@@ -271,7 +350,8 @@ def _headline_plot(rows: list[dict[str, Any]]) -> str:
 
 
 def build(derived: Path, date: str, version: str, *, codebook_description: str = "",
-          codebook_metrics: dict[str, str] | None = None, codebook_sha: str = "") -> ReportResult:
+          codebook_metrics: dict[str, str] | None = None, codebook_sha: str = "",
+          caveats: list[dict[str, Any]] | None = None) -> ReportResult:
     """Render and write the report of one date × codebook; return where it is and a summary."""
     metrics_file = inputs.partition_file(derived, "metrics", date, version)
     if not metrics_file.is_file():
@@ -290,14 +370,28 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
                                    "report/select_agreement")
         omissions = _query_or_none(con, names, ("omission_endpoints", "answers"),
                                    "report/select_omission_findings", limit)
-        l1_findings = _query_or_none(con, names, ("citation_existence", "citations", "answers"),
-                                     "report/select_existence_findings", limit)
+        _register_evidence(con, derived, date, version)
+        need = ("citation_existence", "citations", "answers")
+        l1_findings = _query_or_none(con, names, need, "report/select_findings",
+                                     {**limit, "which": "l1"})
+        evidence_findings = _query_or_none(con, names, need, "report/select_findings",
+                                           {**limit, "which": "evidence"})
+        l1_findings = None if l1_findings is None else [_marked(f) for f in l1_findings]
+        evidence_findings = (None if evidence_findings is None
+                             else [_marked(f) for f in evidence_findings])
+        ignored = parquet_io.read_optional(derived, "ignored_inputs")
+        if ignored is not None:
+            con.register("ignored_inputs", ignored)
+            names = names | {"ignored_inputs"}
+        _with_codebook(con, names, version)
+        not_read = rejections.count(con, names)
     finally:
         con.close()
 
     head_rows = [{"engine": engine, "cells": [_cell(r, m) for m, r in cells]}
                  for engine, cells in hl.headline_rows(rows)]
     dates, trend_plots = _trend(trend)
+    period_dates, period = hl.period_cells(trend)
     missing = [{"metric": r["metric"], "title": BY_NAME[r["metric"]].title, "note": r["note"]}
                for r in rows if r["reason"] == "input_missing"]
     paired = [{"fail_closed": BY_NAME[a], "paper": BY_NAME[b]} for a, b in PAIRED]
@@ -317,15 +411,19 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
                               "Support labels of reviewed pairs by engine"),
         "policy": _breakdown(rows, "omission_rate", POLICY_ORDER,
                              "Policy actions of source-risk tuples by engine"),
-        "omissions": omissions, "l1_findings": l1_findings,
+        "omissions": omissions, "l1_findings": l1_findings, "not_read": not_read,
+        "evidence_findings": evidence_findings,
         "queue": queue, "queue_total": sum(q["n"] for q in queue) if queue else 0,
         "agreement": _agreement(agreement),
         "trend_dates": dates, "trend_plots": trend_plots,
+        "period_dates": period_dates,
+        "period": [{"metric": c["metric"], "text": hl.fmt_period(c)} for c in period],
         "rows": [{**r, "cell": _cell(r, r["metric"])} for r in rows],
         "definitions": [{"m": m, "codebook_text": (codebook_metrics or {}).get(m.name)}
                         for m in METRICS],
         "methods": METHODS, "definition_names": DEFINITIONS,
         "limit": FINDINGS_LIMIT,
+        "caveats": caveats or [],
     }
     html = _env().get_template("report.html.j2").render(**context)
     folder = report_dir(derived, date, version)

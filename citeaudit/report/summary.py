@@ -11,20 +11,44 @@ from rich.table import Table
 from citeaudit import duck
 from citeaudit.catalog import CATALOG_FILE
 from citeaudit.catalog import connect as open_catalog
+from citeaudit.report import rejections
 from citeaudit.report import terminal as report_terminal
 
 
-def collect(derived: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(summary row, rejection reasons) read from the catalog, opened read-only."""
+def open_dated(derived: Path, date: str | None = None):  # -> duckdb.DuckDBPyConnection
+    """The catalog opened read-only; with ``date``, every view that has an observation_date
+    shadowed by its rows of that date (a temporary view of the same name), so the same
+    queries summarize one day."""
     con = open_catalog(derived)
+    if date is None:
+        return con
+    names = [r[0] for r in con.sql(
+        "SELECT DISTINCT table_name FROM duckdb_columns() WHERE column_name = "
+        "'observation_date' AND NOT internal").fetchall()]
+    for name in names:
+        rows = con.sql(f'SELECT * FROM "{name}" WHERE observation_date = $date::DATE',
+                       params={"date": date}).to_arrow_table()
+        con.register(name, rows)
+    return con
+
+
+def collect(derived: Path, date: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(summary row, citation-check reasons) read from the catalog, opened read-only, over
+    every date or one; the row's ``inputs_not_read`` lists every rejected or unread input by
+    reason."""
+    con = open_dated(derived, date)
     try:
         row = duck.query(con, "report/summarize_run").to_pylist()[0]
         reasons = duck.query(con, "report/count_rejections_by_reason").to_pylist()
+        row["inputs_not_read"] = rejections.count(con)
     finally:
         con.close()
     served = row["verified_answers"]
-    row["tokens_per_served_answer"] = row["tokens_served"] / served if served else None
-    row["all_tokens_per_served_answer"] = row["tokens_all"] / served if served else None
+    # an answer without a recorded cost is not a zero-token answer: only costed ones count
+    costed = served - (row["served_without_cost"] or 0)
+    row["tokens_per_served_answer"] = row["tokens_served"] / costed if costed else None
+    row["all_tokens_per_served_answer"] = (row["tokens_all"] / costed
+                                           if costed and row["tokens_all"] else None)
     return row, reasons
 
 
@@ -36,14 +60,18 @@ def _fmt(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
-    """Print the summary and where to look next; return the summary row."""
+def render(derived: Path, console: Console | None = None,
+           date: str | None = None) -> dict[str, Any]:
+    """Print the summary (of every date, or of ``date``) and where to look next; return the
+    summary row."""
     console = console or Console()
-    row, reasons = collect(derived)
-    table = Table(title="citeaudit run summary", show_header=False, title_justify="left")
+    row, reasons = collect(derived, date)
+    title = "citeaudit run summary" + (f" · {date}" if date else "")
+    table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("what")
     table.add_column("value", justify="right")
-    answers_total = row["verified_answers"] + row["rejected_answers"]
+    answers_total = (row["verified_answers"] + row["rejected_answers"]
+                     + row["unresolved_answers"])
     lines = [
         ("observation dates", row["dates"]),
         ("answers accepted", row["answers"]),
@@ -57,26 +85,34 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         ),
         ("answers verified (served)", f"{row['verified_answers']:,} of {answers_total:,}"),
         ("answers rejected by citation checks", row["rejected_answers"]),
+        ("answers unresolved (uncited sentences of unknown worthiness)",
+         row["unresolved_answers"]),
         ("tokens per served answer (served answers only)", row["tokens_per_served_answer"]),
         ("all tokens spent per served answer", row["all_tokens_per_served_answer"]),
     ]
     for what, value in lines:
+        if value is None and what.startswith(("tokens", "all tokens")):
+            table.add_row(what, "no cost recorded")
+            continue
         table.add_row(what, _fmt(value))
     console.print(table)
     if reasons:
-        why = Table(title="why answers and lines were rejected", title_justify="left")
-        why.add_column("stage")
+        why = Table(title="answers not verified by the citation checks", title_justify="left")
+        why.add_column("verdict")
         why.add_column("reason")
         why.add_column("n", justify="right")
         for r in reasons:
             why.add_row(r["stage"], r["reason"], _fmt(r["n"]))
         console.print(why)
+    render_inputs_not_read(row["inputs_not_read"], console)
     from citeaudit.support import summary
 
+    if date:
+        console.print("(the support block below counts every date)")
     summary.render(derived, console)
-    _render_support_levels(derived, console)
-    _render_metadata(derived, console)
-    _render_fetch(derived, console)
+    _render_support_levels(derived, console, date)
+    _render_metadata(derived, console, date)
+    _render_fetch(derived, console, date)
     catalog = derived / CATALOG_FILE
     footer = [
         f"\nOutputs: parquet under {derived}/<asset>/, catalog {catalog}",
@@ -87,13 +123,30 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
     ]
     for line in footer:
         console.print(line, soft_wrap=True, highlight=False)
-    report_terminal.render(derived, console)  # last: report paths and headline per engine
+    report_terminal.render(derived, console, date)  # last: report paths and headline
     return row
 
 
-def _render_fetch(derived: Path, console: Console) -> None:
+def render_inputs_not_read(rows: list[dict[str, Any]], console: Console) -> None:
+    """Every rejected or unread input by reason, with its first example; a line saying so
+    when there is none (an empty table would read as "not checked")."""
+    if not rows:
+        console.print("inputs not read: none (every line, label, record and file was read)")
+        return
+    table = Table(title="inputs not read, by reason (first example; all rows in the "
+                        "rejected_* tables and ignored_inputs)", title_justify="left")
+    table.add_column("input")
+    table.add_column("reason")
+    table.add_column("n", justify="right")
+    table.add_column("first example", overflow="fold")
+    for r in rows:
+        table.add_row(r["input"], r["reason"], _fmt(r["n"]), r["example"])
+    console.print(table)
+
+
+def _render_fetch(derived: Path, console: Console, date: str | None = None) -> None:
     """The live crawl's outcomes (fetch_log), when some date was archived live."""
-    con = open_catalog(derived)
+    con = open_dated(derived, date)
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
         rows = (duck.query(con, "archive/count_fetch_outcomes").to_pylist()
@@ -117,10 +170,11 @@ SUPPORT_LEVEL_COLUMNS = ("codebook", "judged", "items", "fully_supported",
                          "partially_supported", "unsupported", "contradicted", "unresolved")
 
 
-def _render_support_levels(derived: Path, console: Console) -> list[dict[str, Any]]:
+def _render_support_levels(derived: Path, console: Console,
+                           date: str | None = None) -> list[dict[str, Any]]:
     """Which support items are claim-citation pairs and which whole statements, per
     codebook (the support block above counts both); nothing when there are none."""
-    con = open_catalog(derived)
+    con = open_dated(derived, date)
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
         rows = (duck.query(con, "report/count_support_by_grain").to_pylist()
@@ -139,9 +193,9 @@ def _render_support_levels(derived: Path, console: Console) -> list[dict[str, An
     return rows
 
 
-def _render_metadata(derived: Path, console: Console) -> None:
+def _render_metadata(derived: Path, console: Console, date: str | None = None) -> None:
     """L3 metadata verdicts per codebook, when the run produced metadata_checks."""
-    con = open_catalog(derived)
+    con = open_dated(derived, date)
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
         rows = (duck.query(con, "report/count_metadata_verdicts").to_pylist()

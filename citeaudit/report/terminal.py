@@ -12,22 +12,24 @@ from rich.console import Console
 from rich.table import Table
 
 from citeaudit import parquet_io
+from citeaudit.metrics.definitions import BY_NAME
 from citeaudit.report import headline as hl
 from citeaudit.report.render import INDEX, REPORT
 
 MIN_WIDTH = 120  # the table is unreadable when squeezed into 80 columns of a pipe
 
 
-def latest_reports(derived: Path) -> list[tuple[str, str, Path]]:
-    """(date, codebook, index.html) of the latest observation date that has a report."""
+def latest_reports(derived: Path, date: str | None = None) -> list[tuple[str, str, Path]]:
+    """(date, codebook, index.html) of the latest observation date that has a report (or of
+    ``date``)."""
     found = []
     for page in sorted((derived / REPORT).glob(f"observation_date=*/codebook=*/{INDEX}")):
-        date = page.parent.parent.name.split("=", 1)[1]
+        day = page.parent.parent.name.split("=", 1)[1]
         version = page.parent.name.split("=", 1)[1]
-        found.append((date, version, page))
+        found.append((day, version, page))
     if not found:
         return []
-    last = max(d for d, _, _ in found)
+    last = date or max(d for d, _, _ in found)
     return [f for f in found if f[0] == last]
 
 
@@ -37,7 +39,8 @@ def _cell(row: dict | None) -> str:
     if row.get("reason") == "input_missing":
         return "input missing"
     if row.get("estimate") is None:
-        return f"no rate\nu={row.get('unresolved') or 0}"
+        what = "no cost recorded" if BY_NAME[row["metric"]].kind == "mean" else "no rate"
+        return f"{what}\nu={row.get('unresolved') or 0}"
     m = row["metric"]
     ci = (f"[{hl.fmt_value(m, row['ci_low']).rstrip('%')}–"
           f"{hl.fmt_value(m, row['ci_high']).rstrip('%')}]"
@@ -46,9 +49,10 @@ def _cell(row: dict | None) -> str:
             f"n={row['denominator']} u={row['unresolved']}")
 
 
-def render(derived: Path, console: Console) -> list[Path]:
-    """Print the report paths and headline tables of the latest date; return the paths."""
-    reports = latest_reports(derived)
+def render(derived: Path, console: Console, date: str | None = None) -> list[Path]:
+    """Print the report paths and headline tables of the latest date (or of ``date``);
+    return the paths."""
+    reports = latest_reports(derived, date)
     if not reports:
         return []
     for date, version, page in reports:

@@ -1,15 +1,19 @@
 -- Purpose: the fail-closed verification rule's per-answer verdict (docs/references.md):
--- verified, or rejected by its first failing claim
--- (lowest claim_index) with that claim's reason. Zero claims is vacuously verified. Only a
--- verified answer is served, so `served` and the token columns feed cost per served answer.
+-- rejected by its first failing claim (lowest claim_index) with that claim's reason; else
+-- unresolved when a claim is unresolved (an uncited sentence of unknown worthiness: the rule
+-- does not settle it), with the first such claim; else verified. Zero claims is vacuously
+-- verified. Only a verified answer is served, so `served` and the token columns feed cost per
+-- served answer.
 -- Grain: one row per accepted answer. Inputs: answers, claim_checks.
 WITH first_failure AS (
+    -- a failing claim outranks an unresolved one; among equals the lowest claim_index
     SELECT answer_id,
-        min(claim_index) AS claim_index,
-        arg_min(claim_id, claim_index) AS claim_id,
-        arg_min(reason, claim_index) AS reason
+        arg_min(claim_index, (verdict <> 'fail', claim_index)) AS claim_index,
+        arg_min(claim_id, (verdict <> 'fail', claim_index)) AS claim_id,
+        arg_min(reason, (verdict <> 'fail', claim_index)) AS reason,
+        arg_min(verdict, (verdict <> 'fail', claim_index)) AS verdict
     FROM claim_checks
-    WHERE verdict = 'fail'
+    WHERE verdict IN ('fail', 'unresolved')
     GROUP BY answer_id
 )
 SELECT
@@ -21,7 +25,8 @@ SELECT
     a.inclusion_prob,
     a.observed_at,
     a.n_claims,
-    CASE WHEN f.answer_id IS NULL THEN 'verified' ELSE 'rejected' END AS verdict,
+    CASE f.verdict WHEN 'fail' THEN 'rejected' WHEN 'unresolved' THEN 'unresolved'
+        ELSE 'verified' END AS verdict,
     f.reason,
     f.claim_index,
     f.claim_id,

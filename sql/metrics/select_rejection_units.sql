@@ -1,7 +1,9 @@
 -- Purpose: units of the fail-closed rejection rate (the fail-closed verification rule,
 -- docs/references.md#fail-closed-verification): every accepted answer; 1 when the citation
--- checks rejected it (verdict rejected: it is never served), 0 when verified; the category is
--- the first failing claim's reason.
+-- checks rejected it (verdict rejected: it is never served), 0 when verified, unresolved (y
+-- NULL, category worthiness_unknown) when the rule does not settle it: an uncited sentence of
+-- unknown worthiness in an answer that declares no context. The category is the first failing
+-- (or unresolved) claim's reason.
 -- Grain: one row per answer_id. Inputs: answer_checks, answers (strata).
 SELECT
     'fail_closed_rejection_rate' AS metric,

@@ -1,8 +1,10 @@
--- Purpose: why answers failed: the fail-closed verification rule's reasons for rejected
--- answers and ingestion reasons for rejected lines, side by side, for the run summary.
--- Grain: one row per (stage, reason). Inputs: the catalog views answer_checks, rejected_inputs.
-SELECT 'citation check' AS stage, reason, count(*) AS n
-FROM answer_checks WHERE verdict = 'rejected' GROUP BY reason
-UNION ALL
-SELECT 'ingestion', reason, count(*) FROM rejected_inputs GROUP BY reason
+-- Purpose: why answers were not verified: the fail-closed verification rule's reasons for
+-- rejected answers, and for unresolved ones (an uncited sentence of unknown worthiness), for
+-- the run summary. Rejected input lines are counted with their examples by
+-- count_rejected_lines.sql and its siblings.
+-- Grain: one row per (verdict, reason). Input: the catalog view answer_checks.
+SELECT verdict AS stage, reason, count(*) AS n
+FROM answer_checks
+WHERE verdict IN ('rejected', 'unresolved')
+GROUP BY ALL
 ORDER BY stage, n DESC, reason

@@ -10,6 +10,7 @@ SELECT
     estimate,
     ci_low,
     ci_high,
+    numerator,
     denominator,
     unresolved,
     verdict,

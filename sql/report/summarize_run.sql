@@ -1,5 +1,5 @@
 -- Purpose: the short summary printed after a run: volumes, rejections, the fail-closed
--- verification verdicts and cost per served answer (the fail-closed verification rule,
+-- verification verdicts (verified, rejected, unresolved) and cost per served answer (the fail-closed verification rule,
 -- docs/references.md: only verified, served answers count as billable queries;
 -- the tokens spent on rejected answers are shown beside it, never hidden in it).
 -- Grain: one row over every date in the catalog. Inputs: the catalog views.
@@ -13,6 +13,8 @@ SELECT
     (SELECT count(*) FROM rejected_inputs) AS rejected_defects,
     (SELECT count(*) FILTER (WHERE verdict = 'verified') FROM answer_checks) AS verified_answers,
     (SELECT count(*) FILTER (WHERE verdict = 'rejected') FROM answer_checks) AS rejected_answers,
+    (SELECT count(*) FILTER (WHERE verdict = 'unresolved') FROM answer_checks)
+        AS unresolved_answers,
     (SELECT count(DISTINCT observation_date) FROM answers) AS dates,
     (SELECT sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) FILTER (WHERE served)
         FROM answer_checks)::BIGINT AS tokens_served,

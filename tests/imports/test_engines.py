@@ -227,6 +227,17 @@ def test_run_over_the_imported_day(imported, fixtures, tmp_path_factory) -> None
         rejected = con.sql("SELECT observation_date::VARCHAR, source, reason, count(*) "
                            "FROM rejected_inputs GROUP BY ALL ORDER BY ALL").fetchall()
         checked = con.sql("SELECT count(*) FROM answer_checks").fetchall()[0][0]
+        verdicts = dict(con.sql("SELECT verdict, count(*) FROM answer_checks "
+                                "GROUP BY ALL").fetchall())
+        rejected_why = {r for (r,) in con.sql("SELECT reason FROM answer_checks "
+                                               "WHERE verdict = 'rejected'").fetchall()}
+        uncited = con.sql("SELECT verdict, reason, count(*) FROM claim_checks "
+                          "WHERE n_citations = 0 GROUP BY ALL").fetchall()
+        cov = con.sql("SELECT denominator, unresolved FROM metrics WHERE observation_date = "
+                      f"'{DAY}' AND metric = 'verification_coverage' AND margin = 'overall'"
+                      ).fetchall()
+        n_claims_day = con.sql("SELECT count(*) FROM claims WHERE observation_date = "
+                               f"'{DAY}'").fetchall()[0][0]
     finally:
         con.close()
     n_files = sum(len(v) for v in fixtures.values())
@@ -237,3 +248,58 @@ def test_run_over_the_imported_day(imported, fixtures, tmp_path_factory) -> None
     assert rejected == [("2026-11-29", "import:perplexity", "citation_index_out_of_range", 1),
                         (DAY, "import:gemini", "span_out_of_range", 1),
                         (DAY, "import:gemini", "span_text_mismatch", 1)]
+
+    # an engine answer's uncited sentence nobody judged is not a failure of the fail-closed
+    # gate: unresolved, never a rejection (every imported claim has unknown worthiness)
+    assert uncited and all(v == "unresolved" and r == "worthiness_unknown"
+                           for v, r, _ in uncited), uncited
+    assert verdicts.get("unresolved", 0) > 0
+    assert verdicts.get("rejected", 0) < verdicts["unresolved"], verdicts
+    assert rejected_why <= {"malformed_citation"}, rejected_why  # a URL with spaces: real
+    # the headline shows coverage with its unresolved count, not "rejected 100%"
+    assert cov == [(0, n_claims_day)]
+    [page] = (derived / "report" / f"observation_date={DAY}").glob("codebook=*/index.html")
+    html = page.read_text(encoding="utf-8")
+    head = html[html.index('id="headline"'):html.index('id="papers"')]
+    assert f"no rate (n=0, u={n_claims_day})" in head  # coverage, all engines
+    overall = head[head.index("<th>all engines</th>"):]
+    assert "100.0%" not in overall[:overall.index("</tr>")]
+
+
+def test_reimport_replaces_the_earlier_rows_whatever_the_options(tmp_path) -> None:
+    """The same response imported again replaces what the earlier import wrote, keyed by its
+    bytes: without a creation time it is first rejected (missing created_at); with
+    --observed-at it becomes an answer and the stale rejection goes; another --observed-at and
+    --engine move it, never copy it; an emptied date folder goes too."""
+    body = {"object": "chat.completion", "model": "gpt-4o-search-preview", "choices": [
+        {"message": {"role": "assistant", "content": "Rates rose in May. (x.org)",
+                     "annotations": [{"type": "url_citation", "url_citation": {
+                         "start_index": 19, "end_index": 26, "url": "https://x.org/a"}}]}}]}
+    src = tmp_path / "resp.json"
+    src.write_text(json.dumps(body), encoding="utf-8")
+    out = tmp_path / "raw"
+
+    def files(folder: str) -> list[str]:
+        return sorted(p.relative_to(out).as_posix() for p in (out / folder).rglob("*.jsonl"))
+
+    [first] = engines.import_paths("openai", [src], out)
+    assert (first["answers"], first["rejections"]) == (0, 1)
+    [stale] = files("import_rejections")
+    stale_day = stale.split("/")[1]
+    [second] = engines.import_paths("openai", [src], out, observed_at=WHEN)
+    assert second["answers"] == 1 and second["replaced"] == [stale, *[
+        r for r in second["replaced"] if r.startswith("responses/")]]
+    assert files("import_rejections") == []
+    assert not [p for p in (out / "import_rejections").glob("*") if p.is_dir()]
+    assert [p.name for p in (out / "answers").iterdir()] == [DAY]
+    assert not (out / "answers" / stale_day).exists() or stale_day == DAY
+    [answer_file] = files("answers")
+    [third] = engines.import_paths("openai", [src], out, engine="chatgpt",
+                                   observed_at="2026-11-29T08:00:00Z")
+    assert answer_file in third["replaced"]
+    [moved] = files("answers")
+    assert moved.startswith("answers/2026-11-29/")
+    [line] = (out / moved).read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["engine"] == "chatgpt"
+    assert sorted(p.parent.name for p in (out / "responses" / "openai").rglob("*.json")) == [
+        "2026-11-29"]

@@ -149,3 +149,44 @@ def test_import_is_deterministic(sources, tmp_path: Path) -> None:
     for out in (a, b):
         assert cli.main(["import", "liu", str(sources[0]), "--out", str(out)]) == 0
     assert tree(a) == tree(b)
+
+
+def test_liu_subset_caveats_are_recorded_and_shown_beside_the_numbers(imported) -> None:
+    """The bundled Liu et al. file is a subset chosen for answers with a "supports but also
+    refutes" citation: the import measures that, records it, and the report of its date shows
+    it at the top and beside the paper's numbers; the raw check reads the folder."""
+    from citeaudit.ingest import raw_check
+
+    raw, derived = imported
+    [doc] = [json.loads(p.read_text(encoding="utf-8"))
+             for p in (raw / "import_caveats").glob("liu2023-*.json")]
+    assert doc["dates"] == ["2023-03-01"] and doc["source"] == "intrinsic_halls.json"
+    assert doc["caveats"][0].startswith("A selected subset, not a sample: every one of the 114")
+    assert not [r for r in raw_check.ignored_inputs(raw).to_pylist()
+                if r["path"].startswith("import_caveats")]
+    [page] = (derived / "report" / "observation_date=2023-03-01").glob("codebook=*/index.html")
+    html = page.read_text(encoding="utf-8")
+    top = html[html.index('<div class="missing" id="caveats">'):html.index('id="headline"')]
+    assert "A selected subset, not a sample" in top and "liu2023 · intrinsic_halls.json" in top
+    papers = html[html.index('<section id="papers">'):html.index('<section id="rates">')]
+    assert "These numbers come with the caveats at the top of the page." in papers
+
+
+def test_worthiness_signal_measured_on_liu_labels(imported) -> None:
+    """The rule-based worthiness grader against Liu et al.'s verification-worthiness labels:
+    every statement it flags is labelled not worthy (no worthy statement flagged), and it finds
+    most of those that are."""
+    _, derived = imported
+    rows = dict(sql(derived, """
+        SELECT (k.worthiness_signal IS NOT NULL, c.verification_worthy), count(*)
+        FROM claim_checks AS k JOIN claims AS c USING (answer_id, claim_id)
+        WHERE k.answer_id LIKE 'liu-%' AND c.verification_worthy IS NOT NULL
+        GROUP BY ALL"""))
+    flagged_worthy = rows.get((True, True), 0)
+    flagged_not = rows.get((True, False), 0)
+    missed_not = rows.get((False, False), 0)
+    print(f"worthiness signal on Liu et al.: flagged {flagged_not + flagged_worthy}, of which "
+          f"not worthy {flagged_not}; not-worthy statements found {flagged_not} of "
+          f"{flagged_not + missed_not}")
+    assert flagged_worthy == 0 and rows[(False, True)] > 300
+    assert flagged_not >= 8 and flagged_not / (flagged_not + missed_not) >= 0.6

@@ -296,3 +296,52 @@ def test_in_process_runs_start_the_partitions_at_the_datas_first_date(tmp_path):
         capture_output=True, text=True, check=True).stdout.strip()
         for executor in ("in_process", "celery")}
     assert first == {"in_process": "2026-10-31", "celery": "2020-01-01"}
+
+
+def test_init_codebook_reads_the_label_names_the_docs_list(tmp_path):
+    """docs/inputs.md lists the support rubric's five names; the codebook `init` writes maps
+    each of them (and the demo's raw labels), so labels written by hand in those words are
+    read, not all rejected as unknown_label."""
+    raw = tmp_path / "raw"
+    assert cli.main(["init", "--raw", str(raw)]) == 0
+    book = codebook.load_version(raw, "v1")
+    [schema] = book.label_maps
+    docs = (PROJECT / "docs" / "inputs.md").read_text(encoding="utf-8")
+    for label in codebook.SUPPORT_LABELS:
+        assert f"`{label}`" in docs
+        assert book.map_label(schema, label) == label
+    assert book.map_label(schema, "partial") == "partially_supported"
+
+
+@pytest.mark.parametrize(("file", "text", "names"), [
+    ("citeaudit.yaml", "fetch:\n  enabeld: true\n", ("citeaudit.yaml", "fetch.enabeld")),
+    ("citeaudit.yaml", "fetchh:\n  enabled: true\n", ("citeaudit.yaml", "fetchh", "known:")),
+    ("citeaudit.yaml", "fetch: [1\n", ("citeaudit.yaml", "not valid YAML", "line")),
+    ("codebooks/v1.yaml", None, ("v1.yaml", "policy.contextualize_above")),
+])
+def test_bad_settings_file_check_names_it_and_run_stops_in_one_line(tmp_path, capsys, file,
+                                                                    text, names):
+    """A typo in citeaudit.yaml or a codebook: `check` names file, key and fix; `run` stops
+    before any work with that one line, never a traceback."""
+    raw = tmp_path / "raw"
+    assert cli.main(["init", "--raw", str(raw)]) == 0
+    (raw / "answers" / "2026-11-01").mkdir(parents=True)
+    (raw / "answers" / "2026-11-01" / "a.jsonl").write_text("{}\n")
+    target = raw / file
+    if text is None:  # a codebook whose threshold lies outside [0, 1]
+        text = target.read_text(encoding="utf-8").replace(
+            "contextualize_above: 0.5", "contextualize_above: 5")
+        assert "contextualize_above: 5" in text
+    target.write_text(text, encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["check", "--raw", str(raw)]) == 1
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if names[0] in x)
+    assert all(n in line for n in names), err
+    derived = tmp_path / "derived"
+    assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    errors = [x for x in err.splitlines() if x.startswith("error:")]
+    assert len(errors) == 1 and all(n in errors[0] for n in names), err
+    assert not (derived / "answers").exists()

@@ -149,13 +149,14 @@ def test_report_shows_what_it_hides(built) -> None:
     # higher is worse: marked in the plot heading, the headline column and drawn in orange
     dead = rates[rates.index('id="plot-dead_rate"'):]
     assert "↓ higher is worse" in dead[:400] and 'fill="#b34700"' in dead[:dead.index("</svg>")]
-    assert "dead (L1) ↓" in html
+    assert "page dead (L1) ↓" in html
     # the dead-citation table: capture time and archived reference; no title shows the URL
     l1 = html[html.index('<section id="l1">'):html.index('<section id="support">')]
-    assert "<th>capture time</th><th>archived reference</th>" in l1
-    assert '<td class="capture">2026-11-02T06:00:00+00:00</td>' in l1
-    assert "https://example.org/a01 · HTTP 404 · sha256 abababababab" in l1
-    assert '<td class="title">https://example.org/a07</td>' in l1
+    assert "<th>page check (L1)</th><th>claim</th><th>evidence signal</th><th>passage</th>" in l1
+    assert '<span class="capture">2026-11-02T06:00:00+00:00</span>' in l1
+    assert ('<span class="url">https://example.org/a01</span> · HTTP 404 · sha256 abababababab'
+            in l1)
+    assert '<span class="title">https://example.org/a07</span>' in l1
     # the paper's definitions beside ours, and which rows of the support table are pairs
     assert "the paper's definition beside ours" in html
     assert 'href="#def-liu_citation_precision"' in html and "Citation F1 (Liu et al. 2023)" in html
@@ -181,3 +182,96 @@ def test_run_summary_says_which_support_items_are_pairs_and_which_statements(dem
     assert got == {(c, p): n for c, p, n in expect}
     text = console.export_text()
     assert "claim-citation pairs" in text and "pairs vs statements" in text
+
+
+def test_every_rejected_or_unread_input_is_counted_with_a_first_example(demo_run) -> None:
+    """The summary and each report list every rejected answer line, support label and
+    source-risk record by reason with its first example (file:line): none vanishes."""
+    import duckdb
+    from rich.console import Console
+
+    from citeaudit.report import summary
+
+    row, _ = summary.collect(demo_run.derived)
+    got = {(r["input"], r["reason"]): r["n"] for r in row["inputs_not_read"]}
+    d = demo_run.derived
+    expect = dict(duckdb.sql(
+        f"SELECT (source, reason), count(*) FROM read_parquet('{d}/rejected_inputs/*/*.parquet',"
+        " hive_partitioning = true) GROUP BY ALL").fetchall())
+    expect |= dict(duckdb.sql(
+        "SELECT ('support labels (codebook ' || codebook || ')', reason), count(*) FROM "
+        f"read_parquet('{d}/rejected_annotations/*/*/*.parquet', hive_partitioning = true) "
+        "GROUP BY ALL").fetchall())
+    assert expect and all(got[tuple(k)] == n for k, n in expect.items()), (got, expect)
+    assert any(k[0].startswith("support labels") for k in got)
+    assert all(r["example"].split(" ")[0].count(":") == 1 for r in row["inputs_not_read"]
+               if r["first_line"] is not None)
+    console = Console(record=True, width=200)
+    summary.render_inputs_not_read(row["inputs_not_read"], console)
+    text = console.export_text()
+    assert "inputs not read, by reason" in text and "unknown_label" in text
+
+    pages = sorted(d.glob("report/observation_date=*/codebook=*/index.html"))
+    assert pages
+    for page in pages:
+        date = page.parent.parent.name.split("=", 1)[1]
+        version = page.parent.name.split("=", 1)[1]
+        html = page.read_text(encoding="utf-8")
+        section = html[html.index('<section id="inputs">'):html.index('<section id="review">')]
+        labels = duckdb.sql(
+            f"SELECT count(*) FROM read_parquet('{d}/rejected_annotations/*/*/*.parquet', "
+            f"hive_partitioning = true) WHERE observation_date::VARCHAR = '{date}' "
+            f"AND codebook = '{version}'").fetchall()[0][0]
+        rows = section.count('<tr class="rejected">')
+        if labels:
+            assert f"support labels (codebook {version})" in section
+        assert rows > 0 or "None: every input" in section
+
+
+def test_no_cost_is_said_and_the_period_sits_beside_the_last_date(built) -> None:
+    """A cost metric without recorded cost reads "no cost recorded", never 0; the page shows
+    the pooled counts over every date beside the last date's headline."""
+    from citeaudit.report import headline as hl
+
+    empty = {"metric": "cost_per_served_answer", "estimate": None, "unresolved": 4}
+    assert hl.fmt_cell(empty) == "no cost recorded (u=4)"
+    trend = [{"observation_date": d, "metric": "dead_rate", "margin": "overall",
+              "engine": "all", "numerator": k, "denominator": 10, "unresolved": 1,
+              "reason": None} for k, d in ((1, "2026-11-01"), (3, "2026-11-02"))]
+    dates, cells = hl.period_cells(trend)
+    dead = next(c for c in cells if c["metric"] == "dead_rate")
+    assert dates == ["2026-11-01", "2026-11-02"]
+    assert hl.fmt_period(dead) == "20.0% n=20 u=2"
+    assert hl.fmt_period(next(c for c in cells if c["metric"] == "omission_rate")) == "no dates"
+    derived, _ = built
+    html = report_path(derived).read_text(encoding="utf-8")
+    period = html[html.index('id="period"'):html.index("</table>", html.index('id="period"'))]
+    assert f"{DATES[0]} – {DATES[-1]} (2 dates)" in period
+    assert period.count('<td class="num">') == len(hl.HEADLINE)
+    assert '<section id="glossary">' in html and "<dt>unresolved (u)</dt>" in html
+
+
+def test_summary_of_one_date(demo_run, capsys) -> None:
+    """`citeaudit summary --date D` counts that date only; a bad date is one line and exit 2."""
+    import duckdb
+
+    from citeaudit import cli
+    from citeaudit.report import summary
+
+    d = demo_run.derived
+    per_day = dict(duckdb.sql(
+        f"SELECT observation_date::VARCHAR, count(*) FROM read_parquet('{d}/answers/*/*.parquet',"
+        " hive_partitioning = true) GROUP BY ALL").fetchall())
+    assert len(per_day) >= 2
+    day = sorted(per_day)[0]
+    row, _ = summary.collect(d, day)
+    everything, _ = summary.collect(d)
+    assert row["answers"] == per_day[day] < everything["answers"] == sum(per_day.values())
+    assert row["dates"] == 1
+    assert cli.main(["summary", "--derived", str(d), "--raw", str(demo_run.raw),
+                     "--date", day]) == 0
+    out = capsys.readouterr().out
+    assert f"citeaudit run summary · {day}" in out
+    assert f"observation_date={day}" in out and f"headline per engine · {day}" in out
+    assert cli.main(["summary", "--derived", str(d), "--date", "yesterday"]) == 2
+    assert "--date yesterday: not a date" in capsys.readouterr().err

@@ -73,7 +73,7 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
             assert state["text"] > 2000, f"the page is (nearly) blank: {state}"
             assert "codebook v1" in state["title"]
             # the payloads are on the page as visible text
-            titles = page.locator("td.title").all_inner_texts()
+            titles = page.locator("td.page .title").all_inner_texts()
             assert any('<script>window.__pwned = "script"</script>' in t for t in titles), titles
             assert "<img src=x onerror=" in page.locator("header").inner_text()
 
@@ -155,3 +155,66 @@ def test_report_in_headless_chromium(tmp_path: Path) -> None:
     assert shot.stat().st_size > 20_000
     assert colours["distinct"] > 20 and colours["ink"] > 1000, f"blank screenshot: {colours}"
     print(f"screenshot: {shot} ({colours['w']}x{colours['h']}, {len(plots)} plots)")
+
+
+def test_demo_report_reads_at_1280_px(demo_run, tmp_path: Path) -> None:
+    """The shared demo run's last report in Chromium at 1,280 px: the findings tables fit the
+    window with a cited-page column wide enough to read (URLs wrap), rows of a sane height,
+    evidence passages with marked terms, and the inputs-not-read section with its rows; a
+    screenshot of the findings (kept in the test's tmp dir) is not blank."""
+    executable = chromium_path()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+    pages = sorted(demo_run.derived.glob("report/observation_date=*/codebook=v1/index.html"))
+    assert pages, "the demo run wrote no report"
+    shot = tmp_path / "findings.png"
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=executable, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(pages[-1].as_uri(), wait_until="load")
+            sizes = page.evaluate(
+                """() => {
+                    const box = el => { const r = el.getBoundingClientRect();
+                                        return {w: r.width, h: r.height}; };
+                    const tables = [...document.querySelectorAll('table.findings')];
+                    return {
+                        doc: document.documentElement.scrollWidth,
+                        tables: tables.map(t => ({...box(t),
+                            rows: t.querySelectorAll('tr.finding').length})),
+                        rows: [...document.querySelectorAll('tr.finding')].map(r => box(r).h),
+                        pageCols: [...document.querySelectorAll('td.page')].map(c => box(c).w),
+                        urls: [...document.querySelectorAll('td.page .url, td.archived .url')]
+                            .map(u => box(u).w),
+                        passages: [...document.querySelectorAll('td.passage')]
+                            .filter(p => p.textContent.trim() !== 'no passage')
+                            .map(p => ({...box(p), marks: [...p.querySelectorAll('mark')]
+                                .filter(m => box(m).w > 0).length})),
+                        claimMarks: [...document.querySelectorAll('td.claim mark')]
+                            .filter(m => box(m).w > 0).length,
+                        inputs: [...document.querySelectorAll('#inputs tr.rejected')]
+                            .map(r => box(r)),
+                        inputsTable: box(document.querySelector('#inputs table') ||
+                                         document.body),
+                    };
+                }"""
+            )
+            finding = page.locator("table.findings").nth(1)
+            finding.scroll_into_view_if_needed()
+            finding.screenshot(path=str(shot))
+        finally:
+            browser.close()
+    assert sizes["doc"] <= 1280, f"the page scrolls sideways: {sizes['doc']} px"
+    assert len(sizes["tables"]) == 2 and all(t["rows"] for t in sizes["tables"]), sizes["tables"]
+    for t in sizes["tables"]:
+        assert 1000 <= t["w"] <= 1280, t
+        assert t["h"] / t["rows"] < 260, f"rows too tall to read: {t}"
+    assert max(sizes["rows"]) < 600, max(sizes["rows"])
+    assert min(sizes["pageCols"]) >= 140, min(sizes["pageCols"])
+    assert sizes["urls"] and min(sizes["urls"]) > 100, min(sizes["urls"])
+    assert sizes["passages"] and min(p["w"] for p in sizes["passages"]) >= 250
+    assert sum(p["marks"] for p in sizes["passages"]) > 0 and sizes["claimMarks"] > 0
+    assert sizes["inputs"] and all(r["h"] > 0 and r["w"] > 600 for r in sizes["inputs"])
+    assert shot.stat().st_size > 20_000

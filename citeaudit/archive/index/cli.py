@@ -17,7 +17,7 @@ import pyarrow as pa
 from citeaudit.archive.index.cdxj import to_cdxj_lines
 from citeaudit.archive.index.files import index_paths
 from citeaudit.archive.index.schema import CAPTURE_SCHEMA, READERS
-from citeaudit.layout import ARCHIVE_SUFFIXES
+from citeaudit.layout import ARCHIVE_SUFFIXES, archive_problem
 
 
 def iter_archive_files(inputs: Iterable[str | Path]) -> Iterator[tuple[Path, str]]:
@@ -49,7 +49,9 @@ def register_cli(subparsers: Any) -> None:
         help="index WARC/ARC files into a capture table (parquet) or pywb CDXJ",
         description=(
             "Index WARC/ARC files (plain or gzip; directories are searched recursively) into "
-            "one row per capture. Without --out, CDXJ goes to stdout and a summary to stderr."
+            "one row per capture. Without --out, CDXJ goes to stdout and a summary to stderr. "
+            "A file whose first bytes are not a WARC, ARC or WACZ file's is refused (exit "
+            "status 2, nothing indexed)."
         ),
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="WARC/ARC file or directory")
@@ -77,6 +79,15 @@ def _cli_index_warc(args: Any) -> int:
     if not files:
         print("index-warc: no *.warc, *.warc.gz, *.arc or *.arc.gz files found in "
               + ", ".join(map(str, args.paths)), file=err)
+        return 2
+    refused = [(name, problem) for path, name in files
+               if (problem := archive_problem(path)) is not None]
+    for name, (reason, detail) in refused:
+        print(f"index-warc: {name}: not a WARC, ARC or WACZ file ({reason}: {detail}); "
+              "give WARC/ARC files (plain or gzip) or a .wacz", file=err)
+    if refused:
+        print(f"index-warc: nothing indexed ({len(refused)} of {len(files)} file(s) refused)",
+              file=err)
         return 2
     fmt = args.format
     if fmt is None:
