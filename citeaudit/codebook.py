@@ -110,6 +110,28 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class AlertRule:
+    """One alert rule (``alerts:``): fires on a ``comparisons`` row of ``metric`` (``*``: any)
+    for ``engine`` (``*``: any; ``all``: all engines pooled) in ``family`` (``*``: any) whose
+    Holm-adjusted p-value is below ``alpha``, whose difference points in ``direction`` and is at
+    least ``min_effect`` in size. ``severity`` is the Dagster asset check's (``error``/``warn``)."""
+
+    name: str
+    metric: str = "*"
+    engine: str = "*"
+    family: str = "*"
+    direction: str = "worse"
+    min_effect: float = 0.0
+    alpha: float = 0.05
+    severity: str = "error"
+
+
+ALERT_DIRECTIONS = ("worse", "better", "increase", "decrease", "either")
+ALERT_SEVERITIES = ("error", "warn")
+ALERT_FAMILIES = ("*", "engine_vs_engine", "vs_previous_date", "vs_baseline", "vs_codebook")
+
+
+@dataclass(frozen=True)
 class Codebook:
     """One validated codebook version."""
 
@@ -127,6 +149,7 @@ class Codebook:
     metrics: dict[str, str]
     atomization: Atomization = Atomization()
     evidence: Evidence = Evidence()
+    alerts: tuple[AlertRule, ...] = ()
     path: str = ""
     support_schema: str = ""
     sha256: str = ""
@@ -146,7 +169,7 @@ class Codebook:
 TOP_KEYS = {
     "version", "description", "label_maps", "source_roles", "priority_weights", "policy",
     "high_risk_domains", "alignment_window", "tracking_params", "review_sampling", "scholarly",
-    "metrics", "support_schema", "atomization", "evidence",
+    "metrics", "support_schema", "atomization", "evidence", "alerts",
 }
 REQUIRED_KEYS = ("version", "label_maps", "source_roles", "priority_weights", "policy")
 
@@ -273,6 +296,58 @@ def _evidence(doc: dict, path: str) -> Evidence:
     return ev
 
 
+def _alerts(doc: dict, path: str) -> tuple[AlertRule, ...]:
+    """The ``alerts:`` list: each rule a mapping with a known metric (or ``*``), a direction,
+    a minimum effect >= 0 and an adjusted significance level in (0, 1); unknown keys and
+    duplicate rule names are refused, naming the rule's key and the fix."""
+    from citeaudit.metrics.definitions import METRICS
+
+    raw = doc.get("alerts")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise _fail(path, "alerts", "expected a list of rules, e.g. [{metric: dead_rate, "
+                    "engine: '*', direction: worse, min_effect: 0.05, alpha: 0.05}]")
+    known = [m.name for m in METRICS if m.kind != "f1"]
+    allowed = {"name", "metric", "engine", "family", "direction", "min_effect", "alpha",
+               "severity"}
+    rules, names = [], set()
+    for i, spec in enumerate(raw):
+        where = f"alerts[{i}]"
+        if not isinstance(spec, dict):
+            raise _fail(path, where, "expected a mapping (metric, engine, direction, "
+                        "min_effect, alpha)")
+        _only(spec, allowed, path, where)
+        metric = spec.get("metric")
+        if metric != "*" and metric not in known:
+            raise _fail(path, f"{where}.metric", f"{metric!r} is not a metric; use one of "
+                        f"{', '.join(known)} or '*'")
+        for key, values in (("direction", ALERT_DIRECTIONS), ("severity", ALERT_SEVERITIES),
+                            ("family", ALERT_FAMILIES)):
+            value = spec.get(key, getattr(AlertRule, key))
+            if value not in values:
+                raise _fail(path, f"{where}.{key}",
+                            f"{value!r} is not one of {', '.join(values)}")
+        engine = spec.get("engine", "*")
+        if not isinstance(engine, str) or not engine:
+            raise _fail(path, f"{where}.engine", "expected an engine name, 'all' or '*'")
+        alpha = _number(spec.get("alpha", 0.05), path, f"{where}.alpha", 0.0, 1.0)
+        if not 0.0 < alpha < 1.0:
+            raise _fail(path, f"{where}.alpha", f"{alpha!r} must lie strictly between 0 and 1")
+        name = spec.get("name") or f"{metric}/{engine}/{spec.get('direction', 'worse')}"
+        if not isinstance(name, str) or name in names:
+            raise _fail(path, f"{where}.name", f"{name!r} names two rules; give each its own "
+                        "name")
+        names.add(name)
+        rules.append(AlertRule(
+            name=name, metric=str(metric), engine=engine,
+            family=spec.get("family", AlertRule.family),
+            direction=spec.get("direction", AlertRule.direction),
+            min_effect=_number(spec.get("min_effect", 0.0), path, f"{where}.min_effect", 0.0),
+            alpha=alpha, severity=spec.get("severity", AlertRule.severity)))
+    return tuple(rules)
+
+
 def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
     """Check a parsed codebook document and build the typed model (``path`` for messages)."""
     if not isinstance(doc, dict):
@@ -375,6 +450,7 @@ def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
         metrics={str(k): str(v) for k, v in metrics.items()},
         atomization=atomization,
         evidence=evidence,
+        alerts=_alerts(doc, path),
         path=path,
         support_schema=support_schema,
     )
