@@ -67,6 +67,7 @@ def comparisons(context: dg.AssetExecutionContext, paths: PathsResource):
                                        layout.codebook_versions(paths.raw))
     table = compute.compare(current, date, version, history=history, codebooks=others)
     book = codebook.load_version(paths.raw, version)
+    alerts_mod.check_rules(book)
     fired = alerts_mod.evaluate(book.alerts, table).to_pylist()
     families = sorted(set(table.column("family").to_pylist()))
     meta = write_table(table, paths.derived, "comparisons", part,

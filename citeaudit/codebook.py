@@ -112,13 +112,15 @@ class Evidence:
 @dataclass(frozen=True)
 class AlertRule:
     """One alert rule (``alerts:``): fires on a ``comparisons`` row of ``metric`` (``*``: any)
-    for ``engine`` (``*``: any; ``all``: all engines pooled) in ``family`` (``*``: any) whose
-    Holm-adjusted p-value is below ``alpha``, whose difference points in ``direction`` and is at
-    least ``min_effect`` in size. ``severity`` is the Dagster asset check's (``error``/``warn``)."""
+    for ``engine`` (``*``: any; ``all``: all engines pooled; with ``versus``, the one pair of
+    engines) in ``family`` (``*``: any) whose Holm-adjusted p-value is below ``alpha``, whose
+    difference points in ``direction`` and is at least ``min_effect`` in size. ``severity`` is
+    the Dagster asset check's (``error``/``warn``)."""
 
     name: str
     metric: str = "*"
     engine: str = "*"
+    versus: str = ""
     family: str = "*"
     direction: str = "worse"
     min_effect: float = 0.0
@@ -297,20 +299,18 @@ def _evidence(doc: dict, path: str) -> Evidence:
 
 
 def _alerts(doc: dict, path: str) -> tuple[AlertRule, ...]:
-    """The ``alerts:`` list: each rule a mapping with a known metric (or ``*``), a direction,
-    a minimum effect >= 0 and an adjusted significance level in (0, 1); unknown keys and
-    duplicate rule names are refused, naming the rule's key and the fix."""
-    from citeaudit.metrics.definitions import METRICS
-
+    """The ``alerts:`` list: each rule a mapping with a metric name (or ``*``; the comparisons
+    stage checks it names a metric, :func:`citeaudit.comparisons.alerts.check_rules`), a
+    direction, a minimum effect >= 0 and an adjusted significance level in (0, 1); unknown keys
+    and duplicate rule names are refused, naming the rule's key and the fix."""
     raw = doc.get("alerts")
     if raw is None:
         return ()
     if not isinstance(raw, list):
         raise _fail(path, "alerts", "expected a list of rules, e.g. [{metric: dead_rate, "
                     "engine: '*', direction: worse, min_effect: 0.05, alpha: 0.05}]")
-    known = [m.name for m in METRICS if m.kind != "f1"]
-    allowed = {"name", "metric", "engine", "family", "direction", "min_effect", "alpha",
-               "severity"}
+    allowed = {"name", "metric", "engine", "versus", "family", "direction", "min_effect",
+               "alpha", "severity"}
     rules, names = [], set()
     for i, spec in enumerate(raw):
         where = f"alerts[{i}]"
@@ -319,9 +319,9 @@ def _alerts(doc: dict, path: str) -> tuple[AlertRule, ...]:
                         "min_effect, alpha)")
         _only(spec, allowed, path, where)
         metric = spec.get("metric")
-        if metric != "*" and metric not in known:
-            raise _fail(path, f"{where}.metric", f"{metric!r} is not a metric; use one of "
-                        f"{', '.join(known)} or '*'")
+        if not isinstance(metric, str) or not metric:
+            raise _fail(path, f"{where}.metric", "required: a metric name (the metrics "
+                        "table's metric column, e.g. dead_rate) or '*'")
         for key, values in (("direction", ALERT_DIRECTIONS), ("severity", ALERT_SEVERITIES),
                             ("family", ALERT_FAMILIES)):
             value = spec.get(key, getattr(AlertRule, key))
@@ -331,6 +331,10 @@ def _alerts(doc: dict, path: str) -> tuple[AlertRule, ...]:
         engine = spec.get("engine", "*")
         if not isinstance(engine, str) or not engine:
             raise _fail(path, f"{where}.engine", "expected an engine name, 'all' or '*'")
+        versus = spec.get("versus", "")
+        if not isinstance(versus, str) or (versus and engine in ("*", "all", versus)):
+            raise _fail(path, f"{where}.versus", "the other engine of one pair: a name "
+                        "different from engine, and engine must name one engine too")
         alpha = _number(spec.get("alpha", 0.05), path, f"{where}.alpha", 0.0, 1.0)
         if not 0.0 < alpha < 1.0:
             raise _fail(path, f"{where}.alpha", f"{alpha!r} must lie strictly between 0 and 1")
@@ -340,7 +344,7 @@ def _alerts(doc: dict, path: str) -> tuple[AlertRule, ...]:
                         "name")
         names.add(name)
         rules.append(AlertRule(
-            name=name, metric=str(metric), engine=engine,
+            name=name, metric=str(metric), engine=engine, versus=versus,
             family=spec.get("family", AlertRule.family),
             direction=spec.get("direction", AlertRule.direction),
             min_effect=_number(spec.get("min_effect", 0.0), path, f"{where}.min_effect", 0.0),

@@ -1,4 +1,5 @@
 """Comparisons: what changed between engines, dates and codebooks, and whether it is real.
+Writes ``comparison_units``, ``comparisons`` and ``alerts``.
 
 :mod:`units` reduces the metrics' units to per-query sums (``comparison_units``),
 :mod:`compute` compares them (``comparisons``: paired by query, cluster-robust intervals of the

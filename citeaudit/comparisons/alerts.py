@@ -18,7 +18,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from citeaudit.codebook import AlertRule
+from citeaudit.codebook import AlertRule, Codebook, CodebookError
+from citeaudit.metrics.definitions import METRICS
 from citeaudit.stats.difference import holm
 
 SCHEMA = pa.schema(
@@ -49,7 +50,19 @@ SCHEMA = pa.schema(
 )
 
 
+def check_rules(book: Codebook) -> None:
+    """Raise :class:`CodebookError` (file, key, fix) when a rule names no comparable metric."""
+    known = [m.name for m in METRICS if m.kind != "f1"]
+    for i, rule in enumerate(book.alerts):
+        if rule.metric != "*" and rule.metric not in known:
+            raise CodebookError(f"{book.path}: alerts[{i}].metric: {rule.metric!r} is not a "
+                                f"metric that is compared; use one of {', '.join(known)} "
+                                "or '*'")
+
+
 def _engine_matches(rule: AlertRule, row: dict[str, Any]) -> bool:
+    if rule.versus:
+        return {row["engine_a"], row["engine_b"]} == {rule.engine, rule.versus}
     if rule.engine == "*":
         return True
     return rule.engine in (row["engine_a"], row["engine_b"])

@@ -79,18 +79,21 @@ def _print(rows: list[dict[str, Any]], fired: list[dict[str, Any]], title: str,
     from citeaudit.metrics.definitions import BY_NAME
 
     # wide enough for the table on a narrow terminal (a pipe, a CI log): rows do not fold
-    console = Console(soft_wrap=False, highlight=False, width=max(Console().width, 132))
+    console = Console(soft_wrap=False, highlight=False, width=max(Console().width, 160))
     shown = rows if show_all else [r for r in rows if r["significant"]]
     table = Table(title=title, show_lines=False)
     for col in ("comparison", "metric", "a", "b", "difference [95% CI]", "p (Holm)", "paired",
-                "unresolved a/b"):
-        table.add_column(col, justify="left" if col in ("comparison", "metric") else "right")
+                "unres. a/b"):
+        text = col in ("comparison", "metric")
+        table.add_column(col, justify="left" if text else "right", no_wrap=True)
     for r in shown:
         pct = BY_NAME[r["metric"]].kind == "rate"
         if r["family"] == "engine_vs_engine":
             what = f"{r['engine_a']} vs {r['engine_b']}"
         elif r["family"] == "vs_codebook":
             what = f"{r['engine_a']}: {r['codebook_a']} vs {r['codebook_b']}"
+        elif r["family"] == "vs_baseline":
+            what = f"{r['engine_a']}: vs baseline {r['period_b']}"
         else:
             what = f"{r['engine_a']}: vs {r['period_b']}"
         unit = " pp" if pct else ""
@@ -121,6 +124,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     try:
         book = codebook.load_version(raw, version)
+        alerts_mod.check_rules(book)
     except codebook.CodebookError as exc:
         print(f"error: {exc}", file=err)
         return EXIT_UNUSABLE
