@@ -30,14 +30,16 @@ def difference_svg(row: dict[str, Any], scale: float) -> str:
     lo, hi, d = row["ci_low"], row["ci_high"], row["difference"]
     colour = "#b34700" if row.get("worse") else "#1f5fa8"
     label = escape(f"difference {d:+.4f}, 95% interval [{lo:+.4f}, {hi:+.4f}]")
-    return (f'<svg class="plot" role="img" width="{WIDTH}" height="{HEIGHT}" '
+    return (f'<svg class="plot" role="img" aria-label="{label}" width="{WIDTH}" '
+            f'height="{HEIGHT}" '
             f'viewBox="0 0 {WIDTH} {HEIGHT}" xmlns="http://www.w3.org/2000/svg">'
             f"<title>{label}</title>"
             f'<line x1="{x(0):.1f}" y1="2" x2="{x(0):.1f}" y2="{HEIGHT - 2}" stroke="#999" '
             'stroke-dasharray="3,2"/>'
-            f'<line x1="{x(lo):.1f}" y1="{HEIGHT / 2}" x2="{x(hi):.1f}" y2="{HEIGHT / 2}" '
-            f'stroke="{colour}" stroke-width="3"/>'
-            f'<circle cx="{x(d):.1f}" cy="{HEIGHT / 2}" r="4.5" fill="{colour}"/></svg>')
+            f'<line class="mark" x1="{x(lo):.1f}" y1="{HEIGHT / 2}" x2="{x(hi):.1f}" '
+            f'y2="{HEIGHT / 2}" stroke="{colour}" stroke-width="3"/>'
+            f'<circle class="mark" cx="{x(d):.1f}" cy="{HEIGHT / 2}" r="4.5" '
+            f'fill="{colour}"/></svg>')
 
 
 def _describe(r: dict[str, Any]) -> str:

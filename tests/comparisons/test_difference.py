@@ -90,20 +90,17 @@ def test_holm_matches_statsmodels_and_keeps_missing() -> None:
     assert np.isnan(holm([np.nan])).all() and holm([]).size == 0
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
-def test_interval_of_the_difference_covers(scenario: Scenario) -> None:
+def test_interval_of_the_difference_covers() -> None:
     """Coverage over 1,000 samples of each population: paired, clustered by query, weighted,
-    partly paired, near 0 and 1, small and large panels. Each scenario at least 92.5% (3 Monte
-    Carlo standard errors under 95%), and the scenarios together at least 94% (checked below)."""
-    share, truth, n = coverage(scenario, DRAWS, seed=SCENARIOS.index(scenario) + 11)
-    assert n >= 0.99 * DRAWS
-    assert share >= 0.925, f"{scenario.name}: coverage {share:.3f} (true difference {truth:+.4f})"
-
-
-def test_pooled_coverage_at_least_94_percent() -> None:
-    shares = [coverage(s, DRAWS // 2, seed=i + 101)[0] for i, s in enumerate(SCENARIOS)]
-    pooled = float(np.mean(shares))
-    assert pooled >= 0.94, f"pooled coverage {pooled:.4f}: {np.round(shares, 3)}"
+    partly paired, near 0 and 1, small and large panels. Each scenario at least 92.5% (about 3
+    Monte Carlo standard errors under 95%), the scenarios together at least 94%."""
+    shares = {}
+    for i, scenario in enumerate(SCENARIOS):
+        share, truth, n = coverage(scenario, DRAWS, seed=i + 11)
+        assert n >= 0.99 * DRAWS, scenario.name
+        shares[scenario.name] = round(share, 3)
+    assert min(shares.values()) >= 0.925, shares
+    assert float(np.mean(list(shares.values()))) >= 0.94, shares
 
 
 def _comparison_units(pop: dict, s: np.ndarray, y: np.ndarray, engine: str) -> pa.Table:
@@ -118,7 +115,7 @@ def _comparison_units(pop: dict, s: np.ndarray, y: np.ndarray, engine: str) -> p
 
 
 def test_a_a_alerts_fire_at_most_at_their_error_rate() -> None:
-    """Two days of one engine on the same panel (~190 queries), nothing changed: over 200
+    """Two days of one engine on the same panel (~190 queries), nothing changed: over 150
     seeds the rule
     (dead rate, either direction, alpha 0.05) fires on at most 5% plus Monte Carlo slack, and
     the same pipeline catches a planted rise from 8% to 20% nearly always."""
@@ -127,7 +124,7 @@ def test_a_a_alerts_fire_at_most_at_their_error_rate() -> None:
     null = Scenario("A/A", 0.08, 0.08)
     moved = Scenario("regression", 0.20, 0.08)
     fired = {"A/A": 0, "regression": 0}
-    seeds = 200
+    seeds = 150
     for scenario in (null, moved):
         pop = population(scenario, seed=5)
         rng = np.random.default_rng(6)
@@ -141,6 +138,6 @@ def test_a_a_alerts_fire_at_most_at_their_error_rate() -> None:
                                                                              "x")},
                                     baseline_days=0)
             fired[scenario.name] += alerts.evaluate([rule], table).num_rows > 0
-    # 5% of 200 is 10; the Monte Carlo sd is ~3.1: 3 sd of slack
+    # 5% of 150 is 7.5; the Monte Carlo sd is ~2.7: 3 sd of slack
     assert fired["A/A"] <= 0.05 * seeds + 3 * np.sqrt(0.05 * 0.95 * seeds), fired
     assert fired["regression"] >= 0.9 * seeds, fired

@@ -67,6 +67,9 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "rejected_records",
         "omission_endpoints",
         "source_risk_claim_ledger",
+        "comparison_units",
+        "comparisons",
+        "alerts",
     }
     assert not list(demo_run.derived.rglob("*.tmp")), "a temporary file was left behind"
     assert not list(derived.rglob("*.tmp")), "a temporary file was left behind"
