@@ -40,7 +40,7 @@ def register_cli(subparsers: Any) -> None:
             "the date against an earlier date (--vs, default the previous date written) and "
             "against a trailing baseline window (--baseline, default 7d), and the codebook "
             "against earlier-sorted codebooks. Each row: the two estimates, the difference "
-            "with its 95%% interval (queries as clusters), the Holm-adjusted p-value and the "
+            "with its 95% interval (queries as clusters), the Holm-adjusted p-value and the "
             "paired queries. Alert rules come from the codebook's alerts: section. Exit "
             "status: 0 no alert, 3 an alert fired, 2 nothing to compare."),
     )

@@ -257,7 +257,8 @@ def compare(
     history = dict(sorted((history or {}).items()))
     here = Sides.of([current])
     names = here.engines() if engines is None else [e for e in here.engines() if e in engines]
-    engine_sides = [*names, ALL]
+    # all engines pooled; with an engine filter, only the engines asked for (no pool of them)
+    engine_sides = [*names, ALL] if engines is None else names
     rows: list[dict[str, Any]] = []
 
     pairs = [(Label(a, date, version), Label(b, date, version), here, here)
