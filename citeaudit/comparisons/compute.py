@@ -100,15 +100,20 @@ def _split(table: pa.Table, keys: list[str]) -> dict[tuple[str, ...], Side]:
     grouped = (table.group_by([*keys, "query_id"], use_threads=False).aggregate(_SUMS)
                .sort_by([(k, "ascending") for k in [*keys, "query_id"]]))
     cols = {c: grouped.column(c).to_numpy(zero_copy_only=False) for c in grouped.column_names}
-    key = np.array(["\x1f".join(parts) for parts in zip(*(cols[k] for k in keys),
-                                                           strict=True)], dtype=object)
-    out = {}
-    if key.size == 0:
+    out: dict[tuple[str, ...], Side] = {}
+    n = grouped.num_rows
+    if n == 0:
         return out
-    cuts = np.flatnonzero(key[1:] != key[:-1]) + 1
-    for a, b in zip(np.r_[0, cuts], np.r_[cuts, key.size], strict=True):
-        out[tuple(key[a].split("\x1f"))] = Side(
-            cols["query_id"][a:b], cols["sum_wy_sum"][a:b].astype(np.float64),
+    change = np.zeros(n, dtype=bool)
+    change[0] = True
+    for k in keys:
+        change[1:] |= cols[k][1:] != cols[k][:-1]
+    starts = np.flatnonzero(change)
+    # fixed-width strings: sorted and searched without a Python comparison per element
+    query = cols["query_id"].astype(str)
+    for a, b in zip(starts, np.r_[starts[1:], n], strict=True):
+        out[tuple(str(cols[k][a]) for k in keys)] = Side(
+            query[a:b], cols["sum_wy_sum"][a:b].astype(np.float64),
             cols["sum_w_sum"][a:b].astype(np.float64), cols["resolved_sum"][a:b].astype(float),
             cols["unresolved_sum"][a:b].astype(float))
     return out
@@ -164,9 +169,9 @@ def _aligned(side: Side | None, queries: np.ndarray) -> list[np.ndarray]:
 def compare_pair(m: MetricDef, a: Side | None, b: Side | None,
                  alpha: float = ALPHA) -> dict[str, Any]:
     """The numbers of one comparison of metric ``m`` (sides as in :class:`Sides`)."""
-    qa = a.query if a is not None else np.array([], dtype=object)
-    qb = b.query if b is not None else np.array([], dtype=object)
-    queries = np.union1d(qa.astype(str), qb.astype(str)) if qa.size + qb.size else qa
+    qa = a.query if a is not None else np.array([], dtype=str)
+    qb = b.query if b is not None else np.array([], dtype=str)
+    queries = np.union1d(qa, qb)
     an, ad, a_n, a_u = _aligned(a, queries)
     bn, bd, b_n, b_u = _aligned(b, queries)
     out: dict[str, Any] = {
