@@ -32,6 +32,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from citeaudit import parquet_io
+from citeaudit.comparisons import units
 from citeaudit.metrics.definitions import METRICS, MetricDef
 from citeaudit.stats.difference import holm, ratio_difference
 
@@ -296,8 +298,6 @@ def compare(
 def history(derived: Any, date: str, version: str, days: int) -> dict[str, pa.Table]:
     """{date: comparison_units} of the dates written under ``version`` in the ``max(days,
     PREVIOUS_DAYS)`` days before ``date`` (a date not written is left out)."""
-    from citeaudit.comparisons import units
-
     out = {}
     for d in window(date, max(days, PREVIOUS_DAYS)):
         table = units.read(derived, d, version)
@@ -309,8 +309,6 @@ def history(derived: Any, date: str, version: str, days: int) -> dict[str, pa.Ta
 def earlier_codebooks(derived: Any, date: str, version: str,
                       versions: list[str]) -> dict[str, pa.Table]:
     """{version: comparison_units on ``date``} of the versions sorted before ``version``."""
-    from citeaudit.comparisons import units
-
     out = {}
     for v in sorted(versions):
         if v < version:
@@ -323,7 +321,5 @@ def earlier_codebooks(derived: Any, date: str, version: str,
 def read(derived: Any, date: str, version: str) -> pa.Table:
     """The written ``comparisons`` of one date × codebook (raises naming the partition when
     it is not materialized)."""
-    from citeaudit import parquet_io
-
     return parquet_io.read_partition(derived, "comparisons",
                                      {"observation_date": date, "codebook": version})

@@ -15,12 +15,14 @@ residuals of one query share; unpaired queries simply contribute one side. The i
 the p-value use Student's t with G-1 degrees of freedom, so they agree: the interval excludes 0
 exactly when p < alpha.
 
-Near the boundaries (a rate of 0 or 1 on a side, where every residual is 0) the linearized
-variance vanishes; the interval is then centred on the Agresti–Caffo adjusted difference (one
-pseudo-success and one pseudo-failure of the side's mean weight added to each side) with the
-variance taken from the adjusted rates, which keeps its coverage at nominal where the plain
-sandwich would claim certainty. Coverage is checked by simulation
-(``tests/comparisons/test_difference_coverage.py``; larger: ``benchmarks/bench_comparisons.py``).
+For rates, each side gets Agresti and Caffo's adjustment (one pseudo-success and one
+pseudo-failure of the side's mean unit weight): the interval is centred on the adjusted
+difference, and each side's own sandwich variance grows by the ratio of the adjusted to the
+plain binomial variance over its effective (Kish) size. Far from 0 and 1 the ratio is about 1
+(the pairing's gain is kept); near them it widens an interval that few events make too sure;
+at 0 or 1 exactly, where a side has no residual variance at all, the adjusted binomial
+variance itself is added. Coverage is checked by simulation
+(``tests/comparisons/test_difference.py``; larger: ``benchmarks/bench_comparisons.py``).
 
 Pure: no I/O, no global state, no randomness (a rerun gives the same bytes).
 """
