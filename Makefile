@@ -27,11 +27,15 @@ $(PYWB_STAMP):
 	else echo "warning: could not build $(PYWB_VENV) (pywb); its tests will skip" >&2; fi
 
 ## demo: generate the demo corpus into data/raw, archive its last date live from a loopback
-##       site (127.0.0.1 only), run the whole pipeline, print a summary
+##       site (127.0.0.1 only), run the whole pipeline, print a summary and what changed on
+##       the last date (the planted regression's alert)
 demo: $(STAMP)
 	$(VENV)/bin/citeaudit demo-corpus --out data/raw
 	$(VENV)/bin/citeaudit demo-archive --raw data/raw
 	$(VENV)/bin/citeaudit run --raw data/raw --derived data/derived
+	@# what changed on the last date, and the alerts it fires (exit 3: an alert, as planted)
+	$(VENV)/bin/citeaudit compare --raw data/raw --derived data/derived \
+	    --date $$(ls data/raw/answers | tail -n 1) || [ $$? -eq 3 ]
 	@printf '%s\n' "Real answers from an engine (docs/imports.md): citeaudit collect --engine openai|gemini|anthropic|perplexity --queries PANEL.jsonl --out RAW" "  or from saved API responses: citeaudit import openai|gemini|anthropic|perplexity RESPONSE.json... --out RAW, then citeaudit run --raw RAW"
 
 # The tests' temporary folders (Dagster's SQLite instances, outputs, WARCs; about 300 MB) go to a

@@ -74,6 +74,10 @@ LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
         ("collect", "ask an engine each query of a panel (vendor SDK, web search on) and "
                     "import the answers"),
     )),
+    ("citeaudit.comparisons.cli", "register_cli", (
+        ("compare", "what changed on a date (engines, dates, codebooks) and is it real; "
+                    "exit 3 on an alert"),
+    )),
     ("citeaudit.support.cli", "register_cli", (
         ("review", "Label Studio round trip: export the review queue as tasks, import a "
                    "Label Studio JSON export"),

@@ -110,6 +110,30 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class AlertRule:
+    """One alert rule (``alerts:``): fires on a ``comparisons`` row of ``metric`` (``*``: any)
+    for ``engine`` (``*``: any; ``all``: all engines pooled; with ``versus``, the one pair of
+    engines) in ``family`` (``*``: any) whose Holm-adjusted p-value is below ``alpha``, whose
+    difference points in ``direction`` and is at least ``min_effect`` in size. ``severity`` is
+    the Dagster asset check's (``error``/``warn``)."""
+
+    name: str
+    metric: str = "*"
+    engine: str = "*"
+    versus: str = ""
+    family: str = "*"
+    direction: str = "worse"
+    min_effect: float = 0.0
+    alpha: float = 0.05
+    severity: str = "error"
+
+
+ALERT_DIRECTIONS = ("worse", "better", "increase", "decrease", "either")
+ALERT_SEVERITIES = ("error", "warn")
+ALERT_FAMILIES = ("*", "engine_vs_engine", "vs_previous_date", "vs_baseline", "vs_codebook")
+
+
+@dataclass(frozen=True)
 class Codebook:
     """One validated codebook version."""
 
@@ -127,6 +151,7 @@ class Codebook:
     metrics: dict[str, str]
     atomization: Atomization = Atomization()
     evidence: Evidence = Evidence()
+    alerts: tuple[AlertRule, ...] = ()
     path: str = ""
     support_schema: str = ""
     sha256: str = ""
@@ -146,7 +171,7 @@ class Codebook:
 TOP_KEYS = {
     "version", "description", "label_maps", "source_roles", "priority_weights", "policy",
     "high_risk_domains", "alignment_window", "tracking_params", "review_sampling", "scholarly",
-    "metrics", "support_schema", "atomization", "evidence",
+    "metrics", "support_schema", "atomization", "evidence", "alerts",
 }
 REQUIRED_KEYS = ("version", "label_maps", "source_roles", "priority_weights", "policy")
 
@@ -273,6 +298,60 @@ def _evidence(doc: dict, path: str) -> Evidence:
     return ev
 
 
+def _alerts(doc: dict, path: str) -> tuple[AlertRule, ...]:
+    """The ``alerts:`` list: each rule a mapping with a metric name (or ``*``; the comparisons
+    stage checks it names a metric, :func:`citeaudit.comparisons.alerts.check_rules`), a
+    direction, a minimum effect >= 0 and an adjusted significance level in (0, 1); unknown keys
+    and duplicate rule names are refused, naming the rule's key and the fix."""
+    raw = doc.get("alerts")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise _fail(path, "alerts", "expected a list of rules, e.g. [{metric: dead_rate, "
+                    "engine: '*', direction: worse, min_effect: 0.05, alpha: 0.05}]")
+    allowed = {"name", "metric", "engine", "versus", "family", "direction", "min_effect",
+               "alpha", "severity"}
+    rules, names = [], set()
+    for i, spec in enumerate(raw):
+        where = f"alerts[{i}]"
+        if not isinstance(spec, dict):
+            raise _fail(path, where, "expected a mapping (metric, engine, direction, "
+                        "min_effect, alpha)")
+        _only(spec, allowed, path, where)
+        metric = spec.get("metric")
+        if not isinstance(metric, str) or not metric:
+            raise _fail(path, f"{where}.metric", "required: a metric name (the metrics "
+                        "table's metric column, e.g. dead_rate) or '*'")
+        for key, values in (("direction", ALERT_DIRECTIONS), ("severity", ALERT_SEVERITIES),
+                            ("family", ALERT_FAMILIES)):
+            value = spec.get(key, getattr(AlertRule, key))
+            if value not in values:
+                raise _fail(path, f"{where}.{key}",
+                            f"{value!r} is not one of {', '.join(values)}")
+        engine = spec.get("engine", "*")
+        if not isinstance(engine, str) or not engine:
+            raise _fail(path, f"{where}.engine", "expected an engine name, 'all' or '*'")
+        versus = spec.get("versus", "")
+        if not isinstance(versus, str) or (versus and engine in ("*", "all", versus)):
+            raise _fail(path, f"{where}.versus", "the other engine of one pair: a name "
+                        "different from engine, and engine must name one engine too")
+        alpha = _number(spec.get("alpha", 0.05), path, f"{where}.alpha", 0.0, 1.0)
+        if not 0.0 < alpha < 1.0:
+            raise _fail(path, f"{where}.alpha", f"{alpha!r} must lie strictly between 0 and 1")
+        name = spec.get("name") or f"{metric}/{engine}/{spec.get('direction', 'worse')}"
+        if not isinstance(name, str) or name in names:
+            raise _fail(path, f"{where}.name", f"{name!r} names two rules; give each its own "
+                        "name")
+        names.add(name)
+        rules.append(AlertRule(
+            name=name, metric=str(metric), engine=engine, versus=versus,
+            family=spec.get("family", AlertRule.family),
+            direction=spec.get("direction", AlertRule.direction),
+            min_effect=_number(spec.get("min_effect", 0.0), path, f"{where}.min_effect", 0.0),
+            alpha=alpha, severity=spec.get("severity", AlertRule.severity)))
+    return tuple(rules)
+
+
 def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
     """Check a parsed codebook document and build the typed model (``path`` for messages)."""
     if not isinstance(doc, dict):
@@ -375,6 +454,7 @@ def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
         metrics={str(k): str(v) for k, v in metrics.items()},
         atomization=atomization,
         evidence=evidence,
+        alerts=_alerts(doc, path),
         path=path,
         support_schema=support_schema,
     )

@@ -20,7 +20,8 @@ DERIVED_TAG = "citeaudit/derived"
 # Date-partitioned stages that need no judgment: the same for every codebook.
 DAILY_GROUPS = ("ingest", "archive", "citations")
 # Date × codebook stages: everything whose result depends on the codebook version.
-JUDGED_GROUPS = ("alignment", "support", "scholarly", "source_risk", "metrics", "report")
+JUDGED_GROUPS = ("alignment", "support", "scholarly", "source_risk", "metrics", "comparisons",
+                 "report")
 # Unpartitioned assets of the daily groups: the whole raw folder, run with the catalog.
 RAW_WIDE = ("ignored_inputs",)
 

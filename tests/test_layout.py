@@ -20,7 +20,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 PACKAGES = ("citeaudit", "assets", "pipelines")
 # Stages in pipeline order: a stage may import only the stages before it.
 STAGES = ("ingest", "archive", "citations", "alignment", "support", "scholarly", "source_risk",
-          "metrics", "report")
+          "metrics", "comparisons", "report")
 # Foundations that stages build on: they may not import any stage.
 CORE = ("codebook", "config", "duck", "parquet_io", "layout", "catalog", "stats", "storage")
 # The outer shell (command line, adapters of external data, the demo generator): may import

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 from urllib.parse import quote as urlquote
 
-from citeaudit.demo_corpus import crawl, pages, vocab
+from citeaudit.demo_corpus import crawl, pages, regression, vocab
 from citeaudit.demo_corpus.world import (
     WEB_TYPES,
     Panel,
@@ -301,6 +301,8 @@ class AnswerBuilder:
                 used: set[int] = set()
                 for j in range(n_cit):
                     g = self._pick_web(rng, q, engine, metric, False, used, c)
+                    g = regression.substitute(world, engine, day, q.topic, g, used,
+                                              day, slot, attempt, k, j)
                     used.add(g)
                     cit.append(self._web_citation(rng, q, engine, observed, day, g, metric,
                                                   claimed, form, new_id("cit", k, j)))

@@ -44,6 +44,19 @@ METRICS = {
 }
 
 
+# The demo's alert rules (docs/comparisons.md): the planted regression (one engine's dead
+# citations rise on the last date, demo_corpus.regression) must fire the first; the two engines
+# generated alike (regression.NULL_PAIR) must not fire the second.
+ALERTS = [
+    {"name": "dead-citations-rise", "metric": "dead_rate", "engine": "*",
+     "family": "vs_previous_date", "direction": "worse", "min_effect": 0.05, "alpha": 0.05,
+     "severity": "error"},
+    {"name": "copilot-vs-google-dead-citations", "metric": "dead_rate", "engine": "copilot",
+     "versus": "google_ai_overview", "family": "engine_vs_engine", "direction": "either",
+     "min_effect": 0.05, "alpha": 0.05, "severity": "warn"},
+]
+
+
 def codebook(version: str) -> dict:
     """The codebook of a version as a plain dict (the YAML file's content)."""
     support_map = {
@@ -90,6 +103,7 @@ def codebook(version: str) -> dict:
         "scholarly": {"title_similarity": 90, "search_similarity": 85, "year_tolerance": 1,
                       "refresh_days": 30},
         "metrics": dict(METRICS),
+        "alerts": [dict(rule) for rule in ALERTS],
     }
 
 

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from citeaudit import duck, parquet_io, storage
+from citeaudit.comparisons import report as changes
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import BY_NAME, DEFINITIONS, METHODS, METRICS
 from citeaudit.report import headline as hl
@@ -424,6 +425,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
         "methods": METHODS, "definition_names": DEFINITIONS,
         "limit": FINDINGS_LIMIT,
         "caveats": caveats or [],
+        "changes": changes.context(derived, date, version),
     }
     html = _env().get_template("report.html.j2").render(**context)
     folder = report_dir(derived, date, version)

@@ -39,6 +39,7 @@ GROUPS = {
                     "source_risk_claim_ledger"},
     "source_risk_conformance": {"source_risk_conformance"},
     "metrics": {"metrics"},
+    "comparisons": {"comparison_units", "comparisons", "alerts"},
     "report": {"report"},
     "catalog": {"catalog"},
 }

@@ -61,6 +61,9 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "omission_endpoints",
         "source_risk_claim_ledger",
         "report",
+        "comparison_units",
+        "comparisons",
+        "alerts",
     }
     assert set(judged_assets()) <= assets and set(daily_assets()) <= assets
     assert not list(demo_run.derived.rglob("*.tmp")), "a temporary file was left behind"

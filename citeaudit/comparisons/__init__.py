@@ -1,0 +1,16 @@
+"""Comparisons: what changed between engines, dates and codebooks, and whether it is real.
+Writes ``comparison_units``, ``comparisons`` and ``alerts``.
+
+:mod:`units` reduces the metrics' units to per-query sums (``comparison_units``),
+:mod:`compute` compares them (``comparisons``: paired by query, cluster-robust intervals of the
+difference, Holm-adjusted p-values), :mod:`alerts` applies the codebook's alert rules
+(``alerts``), :mod:`cli` is ``citeaudit compare``.
+"""
+
+from __future__ import annotations
+
+from citeaudit.comparisons.alerts import evaluate
+from citeaudit.comparisons.compute import BASELINE_DAYS, compare
+from citeaudit.comparisons.units import query_sums
+
+__all__ = ["BASELINE_DAYS", "compare", "evaluate", "query_sums"]
