@@ -76,6 +76,8 @@ LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
         ("review", "Label Studio round trip: export the review queue as tasks, import a "
                    "Label Studio JSON export"),
         ("validate-grader", "measure the evidence locator against expert labels (held-out half)"),
+        ("sample", "draw the pairs people should label (stratified random, fixed seed) and "
+                   "export them to Label Studio with their inclusion probabilities"),
     )),
 )
 

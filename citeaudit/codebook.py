@@ -109,6 +109,34 @@ class Evidence:
     flag_names: bool = False
 
 
+DEFAULT_JUDGE_PROMPT = """\
+You check whether a passage of an archived web page supports a claim that an AI search answer
+made while citing that page. Judge only from the passage; do not use what you know.
+
+Labels:
+- fully_supported: the passage states everything the claim says.
+- partially_supported: the passage states some of the claim, not all of it.
+- unsupported: the passage does not state what the claim says.
+- contradicted: the passage states the opposite of the claim.
+- unresolved: the passage is empty, unreadable or cannot settle it.
+
+Reply with one JSON object and nothing else:
+{"label": "<one of the five labels>", "confidence": <a number from 0 to 1>}
+"""
+
+
+@dataclass(frozen=True)
+class Graders:
+    """Which grader's labels the prediction-powered rates use (``primary``), and the LLM
+    judge's prompt: part of the codebook, so a new prompt is a new codebook version."""
+
+    primary: str = "locator"
+    judge_prompt: str = DEFAULT_JUDGE_PROMPT
+
+
+GRADER_NAMES = ("locator", "llm")
+
+
 @dataclass(frozen=True)
 class Codebook:
     """One validated codebook version."""
@@ -127,6 +155,7 @@ class Codebook:
     metrics: dict[str, str]
     atomization: Atomization = Atomization()
     evidence: Evidence = Evidence()
+    graders: Graders = Graders()
     path: str = ""
     support_schema: str = ""
     sha256: str = ""
@@ -146,7 +175,7 @@ class Codebook:
 TOP_KEYS = {
     "version", "description", "label_maps", "source_roles", "priority_weights", "policy",
     "high_risk_domains", "alignment_window", "tracking_params", "review_sampling", "scholarly",
-    "metrics", "support_schema", "atomization", "evidence",
+    "metrics", "support_schema", "atomization", "evidence", "graders",
 }
 REQUIRED_KEYS = ("version", "label_maps", "source_roles", "priority_weights", "policy")
 
@@ -273,6 +302,21 @@ def _evidence(doc: dict, path: str) -> Evidence:
     return ev
 
 
+def _graders(doc: dict, path: str) -> Graders:
+    """The ``graders:`` section: ``primary`` (a built-in grader's name) and ``judge_prompt``."""
+    raw = _mapping(doc, "graders", path, required=False)
+    _only(raw, {"primary", "judge_prompt"}, path, "graders")
+    d = Graders()
+    primary = raw.get("primary", d.primary)
+    if primary not in GRADER_NAMES:
+        raise _fail(path, "graders.primary",
+                    f"{primary!r} is not a grader (one of {', '.join(GRADER_NAMES)})")
+    prompt = raw.get("judge_prompt", d.judge_prompt)
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise _fail(path, "graders.judge_prompt", "expected a non-empty text")
+    return Graders(primary, prompt)
+
+
 def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
     """Check a parsed codebook document and build the typed model (``path`` for messages)."""
     if not isinstance(doc, dict):
@@ -375,6 +419,7 @@ def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
         metrics={str(k): str(v) for k, v in metrics.items()},
         atomization=atomization,
         evidence=evidence,
+        graders=_graders(doc, path),
         path=path,
         support_schema=support_schema,
     )

@@ -100,6 +100,56 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sample(args: argparse.Namespace) -> int:
+    from citeaudit import parquet_io
+    from citeaudit.support import review
+    from citeaudit.support import sample as sample_mod
+
+    raw, derived = Path(args.raw), Path(args.derived)
+    try:
+        book = codebook.load_version(raw, args.codebook)
+        by = sample_mod.parse_by(args.by)
+        grader = args.grader or book.graders.primary
+        part = {"observation_date": args.date, "codebook": book.version}
+        graded = parquet_io.read_optional(derived, "grader_judgments", part)
+        if graded is None:
+            print(f"error: {derived}: no grader_judgments for {args.date} × codebook "
+                  f"{book.version}: run the pipeline first (citeaudit run --date {args.date})")
+            return 2
+        path = sample_mod.sample_path(raw, args.date, book.version)
+        if path.is_file() and not args.replace:
+            print(f"error: {path} exists (people may be labelling it): pass --replace to "
+                  "draw again (labels already made stay; pairs no longer drawn become "
+                  "'outside the sample')")
+            return 2
+        frame = sample_mod.frame(graded, grader)
+        drawn = sample_mod.draw(frame, args.n, by, args.allocation, args.seed, args.date,
+                                book.version, grader)
+    except (codebook.CodebookError, sample_mod.SampleError) as exc:
+        print(f"error: {exc}")
+        return 2
+    sample_mod.write(drawn, path)
+    strata = {}
+    for r in drawn.to_pylist():
+        strata[r["stratum"]] = (r["stratum_sample"], r["stratum_size"])
+    print(f"{drawn.num_rows} of {frame.num_rows} pairs drawn ({len(strata)} strata, "
+          f"{args.allocation} allocation, seed {args.seed}) -> {path}")
+    for h, (n_h, big) in sorted(strata.items()):
+        print(f"  {h}: {n_h} of {big} (inclusion probability {n_h / big:.3f})")
+    if args.out:
+        claims = parquet_io.read_partition(derived, "claims", {"observation_date": args.date})
+        tasks = review.export_sample_tasks(derived, args.date, book, drawn, dict(zip(
+            claims.column("claim_id").to_pylist(), claims.column("text").to_pylist(),
+            strict=True)))
+        out = Path(args.out)
+        review.write_atomic(out, json.dumps(tasks, ensure_ascii=False, indent=1) + "\n")
+        config = out.with_name(out.stem + ".label_config.xml")
+        review.write_atomic(config, review.label_config(book))
+        print(f"{len(tasks)} Label Studio tasks -> {out} (labeling config: {config}); "
+              "import the export with citeaudit review import")
+    return 0
+
+
 def register_cli(sub: argparse._SubParsersAction) -> None:
     """Add ``validate-grader`` and ``review export|import`` to the ``citeaudit`` command line."""
     rv = sub.add_parser("review", help="Label Studio round trip: export the review queue as "
@@ -119,6 +169,36 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     im.add_argument("export", help="Label Studio JSON export file")
     im.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
     im.set_defaults(func=_cmd_import)
+
+    sp = sub.add_parser(
+        "sample",
+        help="draw the pairs people should label (stratified random, fixed seed) and export "
+             "them to Label Studio with their inclusion probabilities",
+        description="Draw a stratified random sample of the graded claim-citation pairs of a "
+                    "date x codebook (the frame: grader_judgments of the codebook's primary "
+                    "grader), write it with each pair's inclusion probability to "
+                    "RAW/annotations/samples/DATE/CODEBOOK.csv and, with --out, as Label "
+                    "Studio tasks. The labels people make on it give the design-based "
+                    "human-only and prediction-powered support rates (docs/graders.md).")
+    sp.add_argument("--date", required=True, help="observation date YYYY-MM-DD")
+    sp.add_argument("--n", type=int, required=True, help="how many pairs to draw")
+    sp.add_argument("--codebook", default="v1", help="codebook version (default: v1)")
+    sp.add_argument("--by", default="",
+                    help="stratify by these keys, comma-separated: engine, domain, "
+                         "grader_label (default: no strata, a simple random sample)")
+    sp.add_argument("--allocation", default="proportional", choices=["proportional", "neyman"],
+                    help="proportional to stratum size, or Neyman (size x spread of the "
+                         "grader's labels); at least 2 per stratum either way")
+    sp.add_argument("--seed", type=int, default=20261101, help="the draw's seed")
+    sp.add_argument("--grader", help="the grader whose labels make the frame and the "
+                                     "grader_label strata (default: the codebook's primary)")
+    sp.add_argument("--replace", action="store_true",
+                    help="draw again over an existing sample of the date x codebook")
+    sp.add_argument("--out", help="also write the sample as Label Studio tasks (JSON) here")
+    sp.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
+    sp.add_argument("--derived", default="data/derived",
+                    help="derived folder (default: data/derived)")
+    sp.set_defaults(func=_cmd_sample)
 
     p = sub.add_parser(
         "validate-grader",
