@@ -20,8 +20,6 @@ Built in:
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Protocol
@@ -31,17 +29,10 @@ import pyarrow as pa
 from citeaudit import duck, storage
 from citeaudit.codebook import Codebook
 from citeaudit.support import evidence
+from citeaudit.support.grader_schema import SCHEMA, digest_of
 
-SCHEMA = pa.schema([
-    ("answer_id", pa.string()), ("claim_id", pa.string()), ("citation_id", pa.string()),
-    ("engine", pa.string()), ("domain", pa.string()),
-    ("grader", pa.string()), ("grader_version", pa.string()), ("grader_digest", pa.string()),
-    ("verdict", pa.string()), ("reason", pa.string()), ("detail", pa.string()),
-    ("confidence", pa.float64()), ("score", pa.float64()),
-    ("passage_text", pa.string()), ("capture_time", pa.timestamp("us", tz="UTC")),
-    ("attempts", pa.int32()), ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
-    ("request_sha256", pa.string()),
-])
+__all__ = ["SCHEMA", "Grader", "LocatorGrader", "digest_of", "grade_all", "graders", "items"]
+
 LOCATOR = "locator"
 LOCATOR_VERSION = "1.0"
 
@@ -71,12 +62,6 @@ def items(support_evidence: pa.Table, claims: pa.Table) -> pa.Table:
         return duck.query(con, "support/select_grader_items")
     finally:
         con.close()
-
-
-def digest_of(value: object) -> str:
-    """SHA-256 of a JSON-able value in canonical form."""
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class LocatorGrader:

@@ -39,7 +39,7 @@ import pyarrow as pa
 
 from citeaudit import storage
 from citeaudit.codebook import SUPPORT_LABELS, Codebook
-from citeaudit.support.graders import SCHEMA, digest_of
+from citeaudit.support.grader_schema import SCHEMA, digest_of
 
 NAME = "llm"
 VERSION = "1.0"
