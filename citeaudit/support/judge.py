@@ -143,6 +143,16 @@ def parse_reply(body: bytes) -> dict[str, Any]:
             "output_tokens": int(usage.get("completion_tokens") or 0)}
 
 
+def _usage(body: bytes) -> dict[str, int]:
+    """The token counts of any reply body that says them (zero when it does not)."""
+    try:
+        usage = json.loads(body.decode("utf-8")).get("usage") or {}
+        return {"input_tokens": int(usage.get("prompt_tokens") or 0),
+                "output_tokens": int(usage.get("completion_tokens") or 0)}
+    except (ValueError, AttributeError, TypeError):
+        return {"input_tokens": 0, "output_tokens": 0}
+
+
 @dataclass
 class Accounting:
     """What one run of the judge cost: requests, cache hits, retries, tokens, rejections."""
@@ -264,6 +274,7 @@ class LLMGrader:
             except openai.APIConnectionError as exc:
                 reason, detail = "endpoint_failed", f"connection error: {exc}"[:200]
             else:
+                self.accounting.add(**_usage(body))  # a rejected reply was paid for too
                 try:
                     parse_reply(body)
                 except Rejected as exc:
@@ -307,9 +318,6 @@ class LLMGrader:
                 with self._write:
                     storage.write_bytes_atomic(path, body)
         parsed = parse_reply(body)
-        if row["attempts"]:
-            self.accounting.add(input_tokens=parsed["input_tokens"],
-                                output_tokens=parsed["output_tokens"])
         row.update(verdict=parsed["label"], confidence=parsed["confidence"],
                    input_tokens=parsed["input_tokens"], output_tokens=parsed["output_tokens"])
         if parsed["label"] == "unresolved":
