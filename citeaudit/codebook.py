@@ -132,6 +132,17 @@ class Graders:
 
     primary: str = "locator"
     judge_prompt: str = DEFAULT_JUDGE_PROMPT
+    # the locator grader's score: plain coverage of the claim's terms in the page, plus
+    # locator_coverage_weight × the atoms' mean best-passage coverage, minus
+    # locator_mismatch_penalty × the share of atoms with a hard mismatch; fully_supported at
+    # or above locator_pass, unsupported below locator_fail. Set on ExpertQA's calibration
+    # half (citeaudit validate-grader expertqa): weights maximizing the share of decorative
+    # citations flagged when 90% of true Complete ones pass, locator_pass that 90% cut,
+    # locator_fail the cut passing 98% of them.
+    locator_coverage_weight: float = 0.25
+    locator_mismatch_penalty: float = 0.1
+    locator_pass: float = 0.296
+    locator_fail: float = 0.15
 
 
 GRADER_NAMES = ("locator", "llm")
@@ -303,9 +314,12 @@ def _evidence(doc: dict, path: str) -> Evidence:
 
 
 def _graders(doc: dict, path: str) -> Graders:
-    """The ``graders:`` section: ``primary`` (a built-in grader's name) and ``judge_prompt``."""
+    """The ``graders:`` section: ``primary`` (a built-in grader's name), ``judge_prompt`` and the
+    locator grader's score weights and label cuts."""
     raw = _mapping(doc, "graders", path, required=False)
-    _only(raw, {"primary", "judge_prompt"}, path, "graders")
+    numbers = ("locator_coverage_weight", "locator_mismatch_penalty", "locator_pass",
+               "locator_fail")
+    _only(raw, {"primary", "judge_prompt", *numbers}, path, "graders")
     d = Graders()
     primary = raw.get("primary", d.primary)
     if primary not in GRADER_NAMES:
@@ -314,7 +328,12 @@ def _graders(doc: dict, path: str) -> Graders:
     prompt = raw.get("judge_prompt", d.judge_prompt)
     if not isinstance(prompt, str) or not prompt.strip():
         raise _fail(path, "graders.judge_prompt", "expected a non-empty text")
-    return Graders(primary, prompt)
+    values = {k: _number(raw.get(k, getattr(d, k)), path, f"graders.{k}", 0.0, 2.0)
+              for k in numbers}
+    if values["locator_fail"] > values["locator_pass"]:
+        raise _fail(path, "graders.locator_fail",
+                    f"{values['locator_fail']!r} is above locator_pass {values['locator_pass']!r}")
+    return Graders(primary, prompt, **values)
 
 
 def validate(doc: Any, path: str, version: str | None = None) -> Codebook:

@@ -27,6 +27,27 @@ def _table(title: str, groups: dict[str, dict], keys: list[str]) -> list[str]:
     return lines
 
 
+def print_report(rep: dict) -> None:
+    """The held-out tables of a ``validate.report`` as text (what ``validate-grader`` prints)."""
+    print(f"{rep['file']}: grader {rep['grader']}, codebook {rep['codebook']}, "
+          f"questions calibration {rep['questions']['calibration']} / held-out "
+          f"{rep['questions']['held_out']}")
+    print("thresholds: " + ", ".join(f"{k} = {v:.3g}" for k, v in rep["thresholds"].items()))
+    print("95% percentile bootstrap over questions, held-out half only.\n")
+    print("\n".join(_table(
+        "Decorative citations (Complete claim vs the evidence of another claim of its answer)",
+        rep["decorative"], ["n_true", "n_swapped", "grader_swapped_flagged",
+                            "grader_true_passed", "auc_grader", "swapped_flagged",
+                            "true_passed", "auc_locator", "auc_coverage",
+                            "baseline_swapped_flagged"])))
+    print()
+    print("\n".join(_table(
+        "Expert labels (Complete vs Incomplete/Partial/Missing, claims with evidence)",
+        rep["expert"], ["n", "n_complete", "ba_locator", "ba_all_located", "ba_length",
+                        "auc_locator", "auc_coverage", "auc_length",
+                        "auc_locator_minus_length"])))
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from citeaudit.support import validate
 
@@ -42,21 +63,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rep, indent=1, default=str))
         return 0
-    print(f"{rep['file']}: grader {rep['grader']}, codebook {rep['codebook']}, "
-          f"questions calibration {rep['questions']['calibration']} / held-out "
-          f"{rep['questions']['held_out']}")
-    print("thresholds: " + ", ".join(f"{k} = {v:.3g}" for k, v in rep["thresholds"].items()))
-    print("95% percentile bootstrap over questions, held-out half only.\n")
-    print("\n".join(_table(
-        "Decorative citations (Complete claim vs the evidence of another claim of its answer)",
-        rep["decorative"], ["n_true", "n_swapped", "swapped_flagged", "true_passed",
-                            "auc_locator", "auc_coverage", "baseline_swapped_flagged"])))
-    print()
-    print("\n".join(_table(
-        "Expert labels (Complete vs Incomplete/Partial/Missing, claims with evidence)",
-        rep["expert"], ["n", "n_complete", "ba_locator", "ba_all_located", "ba_length",
-                        "auc_locator", "auc_coverage", "auc_length",
-                        "auc_locator_minus_length"])))
+    print_report(rep)
     return 0
 
 

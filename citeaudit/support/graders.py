@@ -77,14 +77,20 @@ class LocatorGrader:
     def digest(self) -> str:
         return digest_of({"grader": self.name, "version": self.version,
                           "evidence": asdict(self.book.evidence),
+                          "weights": {k: v for k, v in asdict(self.book.graders).items()
+                                      if k.startswith("locator_")},
                           "atomization": asdict(self.book.atomization)})
 
     def grade(self, items: pa.Table) -> pa.Table:
         con = duck.connect()
         try:
             con.register("items", items)
+            g = self.book.graders
             out = duck.query(con, "support/select_locator_judgments", {
-                "grader": self.name, "version": self.version, "digest": self.digest()})
+                "grader": self.name, "version": self.version, "digest": self.digest(),
+                "coverage_weight": g.locator_coverage_weight,
+                "mismatch_penalty": g.locator_mismatch_penalty,
+                "pass": g.locator_pass, "fail": g.locator_fail})
         finally:
             con.close()
         return out.cast(SCHEMA)

@@ -14,6 +14,11 @@ held-out). The codebook's thresholds are frozen: the calibration half shows what
   the same answer (the next one with different evidence). Share of swapped pairs flagged
   (signal ``weak_evidence``, ``mismatch_flagged`` or ``no_evidence_in_page``), share of true
   pairs passed, AUC of the score true vs swapped, beside plain content-word coverage.
+- The ``locator`` grader (``grader_judgments``): its score (plain coverage + the atoms' mean
+  best-passage coverage × a weight − the share of atoms with a hard mismatch × a penalty; the
+  codebook's ``graders`` section, whose defaults were chosen on the calibration half) with
+  the cut that passes 90% of the calibration half's true Complete pairs: the share of swapped
+  pairs it flags and of true ones it passes on the held-out half, and its AUC.
 - **Expert labels**: among claims with evidence and a label other than N/A, balanced accuracy
   of Complete vs the rest and the AUC of the score, beside two baselines (everything located;
   evidence length alone, its cut set on the calibration half).
@@ -122,10 +127,15 @@ def claim_scores(items: Items, book: Codebook) -> list[dict]:
     con.register("rows", rows)
     agg = duck.query(con, "support/summarize_claim_evidence",
                      {"flagged": list(FLAGGED)}).to_pylist()
+    g = book.graders
     out = []
     for r in agg:
         m = items.meta[r["citation_id"]]
-        out.append({**m, **r})
+        # the locator grader's score (sql/support/select_locator_judgments.sql)
+        grader_score = ((r["plain_coverage"] or 0) + g.locator_coverage_weight *
+                        (r["mean_coverage"] or 0) - g.locator_mismatch_penalty *
+                        (r["mismatch_share"] or 0))
+        out.append({**m, **r, "grader_score": grader_score})
     return out
 
 
@@ -175,7 +185,8 @@ def _col(rows: list[dict], key: str, kind: str | None = None) -> np.ndarray:
     return np.array([r[key] for r in rows if kind is None or r["kind"] == kind], dtype=float)
 
 
-def decorative(rows: list[dict], baseline_cut: float) -> dict[str, tuple]:
+def decorative(rows: list[dict], baseline_cut: float, grader_cut: float = float("nan")
+               ) -> dict[str, tuple]:
     """Held-out decorative-citation figures for one group of (true Complete + swapped) rows."""
     def flagged(rs):
         s = [r for r in rs if r["kind"] == "swapped"]
@@ -192,7 +203,18 @@ def decorative(rows: list[dict], baseline_cut: float) -> dict[str, tuple]:
     def auc_of(key):
         return lambda rs: auc(_col(rs, key, "true"), _col(rs, key, "swapped"))
 
+    def grader_flagged(rs):
+        s = _col(rs, "grader_score", "swapped")
+        return float(np.mean(s < grader_cut)) if len(s) else float("nan")
+
+    def grader_passed(rs):
+        t = _col(rs, "grader_score", "true")
+        return float(np.mean(t >= grader_cut)) if len(t) else float("nan")
+
     return {
+        "grader_swapped_flagged": _boot(rows, grader_flagged),
+        "grader_true_passed": _boot(rows, grader_passed),
+        "auc_grader": _boot(rows, auc_of("grader_score")),
         "swapped_flagged": _boot(rows, flagged),
         "true_passed": _boot(rows, passed),
         "auc_locator": _boot(rows, auc_of("score")),
@@ -244,6 +266,7 @@ def report(path: Path, book: Codebook) -> dict:
                and not r["unavailable"]]
     cal_cut = pass_threshold(_col(dec_cal, "score"))
     base_cut = pass_threshold(_col(dec_cal, "plain_coverage"))
+    grader_cut = pass_threshold(_col(dec_cal, "grader_score"))
     exp_cal = [r for r in cal if r["kind"] == "true" and not r["unavailable"]
                and r["label"] not in (None, "N/A")]
     lengths = sorted({r["length"] for r in exp_cal})
@@ -263,11 +286,13 @@ def report(path: Path, book: Codebook) -> dict:
         "thresholds": {"located_coverage": book.evidence.located_coverage,
                        "no_evidence_coverage": book.evidence.no_evidence_coverage,
                        "calibration_score_cut_for_90pct_pass": cal_cut,
-                       "baseline_coverage_cut": base_cut, "length_cut": length_cut},
+                       "baseline_coverage_cut": base_cut, "length_cut": length_cut,
+                       "grader_cut_for_90pct_pass": grader_cut},
         "questions": {"calibration": len({r["question"] for r in cal}),
                       "held_out": len({r["question"] for r in held})},
-        "decorative": {"overall": decorative(dec, base_cut),
-                       **{s: decorative([r for r in dec if r["system"] == s], base_cut)
+        "decorative": {"overall": decorative(dec, base_cut, grader_cut),
+                       **{s: decorative([r for r in dec if r["system"] == s], base_cut,
+                                        grader_cut)
                           for s in systems}},
         "expert": {"overall": expert(exp, length_cut),
                    **{s: expert([r for r in exp if r["system"] == s], length_cut)

@@ -3,7 +3,8 @@
 -- passages of the claim's atoms, in page order, joined by a blank line), when the page was
 -- captured, why it is unavailable (NULL when readable), and the evidence locator's view of the
 -- pair (its atoms' verdicts counted, the lowest atom score, plain coverage of the claim's
--- content terms anywhere in the page).
+-- content terms anywhere in the page, the atoms' mean best-passage coverage, the share of
+-- atoms with a hard mismatch).
 -- Grain: one row per (claim_id, citation_id). Inputs: evidence (support_evidence), claims.
 WITH pairs AS (
     SELECT answer_id, claim_id, citation_id, any_value(engine) AS engine,
@@ -17,6 +18,8 @@ WITH pairs AS (
         min(evidence_score) AS locator_score,
         sum(page_coverage * n_terms) / nullif(sum(n_terms), 0) AS plain_coverage,
         min(coverage) AS min_coverage,
+        avg(coalesce(coverage, 0)) AS mean_coverage,
+        avg(CASE WHEN len(mismatch_kinds) > 0 THEN 1.0 ELSE 0.0 END) AS mismatch_share,
         bool_or(len(mismatch_kinds) > 0) AS any_mismatch
     FROM evidence
     GROUP BY answer_id, claim_id, citation_id
