@@ -48,9 +48,34 @@ def print_report(rep: dict) -> None:
                         "auc_locator_minus_length"])))
 
 
-def _cmd_validate(args: argparse.Namespace) -> int:
-    from citeaudit.support import validate
+def print_labels(title: str, groups: dict[str, dict]) -> None:
+    """A grader's agreement with people: per group n, balanced accuracy, kappa; the overall
+    confusion matrix (share of each human label's row)."""
+    print("\n".join(_table(title, groups, ["n", "balanced_accuracy", "cohen_kappa"])))
+    cells = {k: v for k, v in groups.get("overall", {}).items() if k.startswith("human=")}
+    if cells:
+        print("\nconfusion (overall; share of the human label's row):")
+        for k, v in cells.items():
+            print(f"  {k}: {_fmt(v)}")
 
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from citeaudit.support import judge, validate
+
+    if args.dataset == "project":
+        try:
+            rep = validate.project_report(Path(args.path), args.version, args.grader)
+        except FileNotFoundError as exc:
+            print(f"error: {exc}")
+            return 2
+        if args.json:
+            print(json.dumps(rep, indent=1, default=str))
+            return 0
+        print(f"{rep['derived']}: grader {rep['grader']} vs adjudicated human labels, "
+              f"codebook {rep['codebook']}: {rep['pairs']} labelled pairs, {rep['held_out']} "
+              "on the held-out half (SHA-256 of the claim id); 95% bootstrap over answers.\n")
+        print_labels("Grader label vs human label", rep["labels"])
+        return 0
     path = Path(args.path)
     if not path.is_file():
         print(f"error: {path}: no such file")
@@ -59,11 +84,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         {"version": "defaults", "label_maps": {"expertqa": {"Complete": "fully_supported"}},
          "source_roles": {}, "priority_weights": {"w": 1.0},
          "policy": {"contextualize_above": 0.5}}, "(codebook defaults)")
-    rep = validate.report(path, book)
+    try:
+        rep = validate.report(path, book, args.grader)
+    except judge.JudgeConfigError as exc:
+        print(f"error: {exc}")
+        return 2
     if args.json:
         print(json.dumps(rep, indent=1, default=str))
         return 0
     print_report(rep)
+    print()
+    print_labels(f"Grader {rep['label_grader']}'s label vs the expert's (Complete → "
+                 "fully_supported, Partial/Incomplete → partially_supported, Missing → "
+                 "unsupported), held-out true pairs", rep["labels"])
     return 0
 
 
@@ -209,13 +242,22 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "validate-grader",
-        help="measure the evidence locator against expert labels (held-out half)",
-        description="Split ExpertQA by a stable hash of the question, report the evidence "
-                    "locator's decorative-citation and Complete-vs-rest figures on the "
-                    "held-out half with bootstrap 95%% intervals, beside baselines.")
-    p.add_argument("dataset", choices=["expertqa"], help="dataset format")
+        help="measure a grader against people's labels (held-out half)",
+        description="expertqa PATH: split ExpertQA by a stable hash of the question, report "
+                    "the evidence locator's decorative-citation and Complete-vs-rest figures "
+                    "on the held-out half beside baselines, and the grader's labels against "
+                    "the experts'. project DERIVED: the grader's labels (grader_judgments) "
+                    "against the project's adjudicated human labels, held-out half of the "
+                    "claims. Balanced accuracy, Cohen's kappa and the confusion matrix, each "
+                    "with a bootstrap 95%% interval.")
+    p.add_argument("dataset", choices=["expertqa", "project"], help="labelled set")
     p.add_argument("path", help="ExpertQA JSONL (e.g. ../shared/corpora/annotations/"
-                                "expertqa/domain_val.jsonl)")
+                                "expertqa/domain_val.jsonl), or the derived folder (project)")
+    p.add_argument("--grader", default="locator", choices=["locator", "llm"],
+                   help="the grader to validate (llm: the judge configured by "
+                        "CITEAUDIT_JUDGE_BASE_URL and CITEAUDIT_JUDGE_MODEL)")
+    p.add_argument("--version", default="v1",
+                   help="project: the codebook version whose labels to read (default v1)")
     p.add_argument("--codebook", help="codebook YAML whose atomization/evidence sections to "
                                       "use (default: the codebook defaults)")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")

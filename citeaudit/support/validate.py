@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from scipy.stats import rankdata
 
 from citeaudit import duck
@@ -120,9 +121,11 @@ def load(path: Path) -> Items:
     )
 
 
-def claim_scores(items: Items, book: Codebook) -> list[dict]:
-    """One row per pair: located, flagged, score (lowest atom), baseline coverage, meta."""
-    rows = evidence.locate(items.pairs, items.claims, items.texts, book)
+def claim_scores(items: Items, book: Codebook, rows: pa.Table | None = None) -> list[dict]:
+    """One row per pair: located, flagged, score (lowest atom), baseline coverage, meta
+    (``rows``: the pairs' ``evidence.locate`` rows, when already computed)."""
+    if rows is None:
+        rows = evidence.locate(items.pairs, items.claims, items.texts, book)
     con = duck.connect()
     con.register("rows", rows)
     agg = duck.query(con, "support/summarize_claim_evidence",
@@ -257,10 +260,80 @@ def expert(rows: list[dict], length_cut: float) -> dict[str, tuple]:
     }
 
 
-def report(path: Path, book: Codebook) -> dict:
-    """Calibration settings and held-out tables (overall and per system) for one file."""
+EXPERT_LABELS = {"Complete": "fully_supported", "Partial": "partially_supported",
+                 "Incomplete": "partially_supported", "Missing": "unsupported"}
+
+
+def kappa(human: np.ndarray, grader: np.ndarray) -> float:
+    """Cohen's kappa of two label arrays (nominal; NaN when chance agreement is 1)."""
+    labels = sorted(set(human.tolist()) | set(grader.tolist()))
+    if not labels:
+        return float("nan")
+    p_o = float(np.mean(human == grader))
+    p_e = sum(float(np.mean(human == x)) * float(np.mean(grader == x)) for x in labels)
+    return float("nan") if p_e >= 1 else (p_o - p_e) / (1 - p_e)
+
+
+def label_agreement(rows: list[dict], confusion: bool = True) -> dict[str, tuple]:
+    """A grader's labels against people's: balanced accuracy of fully_supported vs the rest,
+    Cohen's kappa over the labels, and the confusion matrix (each cell: the share of the
+    human label's row), each with a 95% bootstrap interval over ``question`` (the cluster).
+    ``rows`` have ``human``, ``grader`` and ``question``; ``confusion`` False leaves the
+    matrix out (per-group rows: it would cost a bootstrap per cell)."""
+    def arr(rs, key):
+        return np.array([r[key] for r in rs], dtype=object)
+
+    def ba(rs):
+        return balanced_accuracy(arr(rs, "human") == "fully_supported",
+                                 arr(rs, "grader") == "fully_supported")
+
+    out: dict[str, tuple] = {
+        "n": (len(rows),),
+        "balanced_accuracy": _boot(rows, ba),
+        "cohen_kappa": _boot(rows, lambda rs: kappa(arr(rs, "human"), arr(rs, "grader"))),
+    }
+    if not confusion:
+        return out
+    humans = sorted({r["human"] for r in rows})
+    graders_ = sorted({r["grader"] for r in rows})
+    for h in humans:
+        for g in graders_:
+            def cell(rs, h=h, g=g):
+                row = [r for r in rs if r["human"] == h]
+                return float(np.mean([r["grader"] == g for r in row])) if row else float("nan")
+            count = sum(1 for r in rows if r["human"] == h and r["grader"] == g)
+            if count:
+                out[f"human={h} grader={g} (n={count})"] = _boot(rows, cell)
+    return out
+
+
+def grader_labels(items: Items, rows: pa.Table, book: Codebook, grader: str = "locator",
+                  environ: dict[str, str] | None = None) -> dict[str, str]:
+    """{citation_id: label} of a built-in grader on the file's pairs, through the same
+    ``grader_judgments`` code as a run (``llm``: the judge configured in the environment)."""
+    from citeaudit.support import graders as graders_mod
+    from citeaudit.support import judge
+
+    if grader == "locator":
+        chosen = graders_mod.LocatorGrader(book)
+    else:
+        settings = judge.settings_from_env(environ)
+        if settings is None:
+            raise judge.JudgeConfigError("the llm grader is off: set CITEAUDIT_JUDGE_BASE_URL "
+                                         "and CITEAUDIT_JUDGE_MODEL")
+        chosen = judge.LLMGrader(book, settings)
+    table = chosen.grade(graders_mod.items(rows, items.claims))
+    return dict(zip(table.column("citation_id").to_pylist(),
+                    table.column("verdict").to_pylist(), strict=True))
+
+
+def report(path: Path, book: Codebook, grader: str = "locator",
+           environ: dict[str, str] | None = None) -> dict:
+    """Calibration settings and held-out tables (overall and per system) for one file, and
+    the chosen grader's labels against the experts' on the held-out half."""
     items = load(path)
-    rows = claim_scores(items, book)
+    located = evidence.locate(items.pairs, items.claims, items.texts, book)
+    rows = claim_scores(items, book, located)
     cal = [r for r in rows if r["half"] == "calibration"]
     dec_cal = [r for r in cal if r["kind"] == "true" and r["label"] == "Complete"
                and not r["unavailable"]]
@@ -297,4 +370,61 @@ def report(path: Path, book: Codebook) -> dict:
         "expert": {"overall": expert(exp, length_cut),
                    **{s: expert([r for r in exp if r["system"] == s], length_cut)
                       for s in systems}},
+        "labels": _expert_agreement(items, located, book, grader, held, systems, environ),
+        "label_grader": grader,
     }
+
+
+def _expert_agreement(items: Items, located: pa.Table, book: Codebook, grader: str,
+                      held: list[dict], systems: list[str],
+                      environ: dict[str, str] | None) -> dict[str, dict]:
+    """The grader's labels vs the experts' (Complete → fully_supported, Partial and
+    Incomplete → partially_supported, Missing → unsupported) on the held-out true pairs."""
+    keep = {r["citation_id"] for r in held if r["kind"] == "true" and not r["unavailable"]
+            and r["label"] in EXPERT_LABELS}
+    wanted = located.filter(pc.is_in(located.column("citation_id"),
+                                             pa.array(sorted(keep), pa.string())))
+    labels = grader_labels(items, wanted, book, grader, environ)
+    pairs = [{"human": EXPERT_LABELS[r["label"]], "grader": labels[r["citation_id"]],
+              "question": r["question"], "system": r["system"]}
+             for r in held if r["citation_id"] in keep and r["citation_id"] in labels]
+    return {"overall": label_agreement(pairs),
+            **{s: label_agreement([p for p in pairs if p["system"] == s], confusion=False)
+               for s in systems}}
+
+
+def held_out_claim(claim_id: str) -> bool:
+    """The project's own labels are split by claim: odd last byte of SHA-256(claim_id) =
+    held out (a fixed split: a claim's pairs stay on one side)."""
+    return hashlib.sha256(claim_id.encode("utf-8")).digest()[-1] % 2 == 1
+
+
+def project_report(derived: Path, version: str, grader: str) -> dict:
+    """The grader's labels (``grader_judgments``) against the project's adjudicated human
+    labels (``support_labels``, basis human, resolved) of every date of one codebook, on the
+    held-out half of the claims; overall, per engine and per domain; bootstrap by answer."""
+    from citeaudit import parquet_io
+
+    con = duck.connect()
+    try:
+        for name in ("support_labels", "grader_judgments"):
+            files = sorted(Path(derived).glob(f"{name}/observation_date=*/codebook={version}/"
+                                              f"{parquet_io.DATA_FILE}"))
+            if not files:
+                raise FileNotFoundError(f"{derived}/{name}: no partition of codebook "
+                                        f"{version}: run the pipeline first (citeaudit run)")
+            con.read_parquet([str(f) for f in files], hive_partitioning=True).create_view(name)
+        pairs = duck.query(con, "support/select_grader_validation_pairs",
+                           {"grader": grader}).to_pylist()
+    finally:
+        con.close()
+    rows = [{"human": r["human"], "grader": r["grader"], "question": r["answer_id"],
+             "engine": r["engine"], "domain": r["domain"]}
+            for r in pairs if held_out_claim(r["claim_id"])]
+    out = {"overall": label_agreement(rows)}
+    for key in ("engine", "domain"):
+        for value in sorted({r[key] for r in rows if r[key] is not None}):
+            out[f"{key}={value}"] = label_agreement([r for r in rows if r[key] == value],
+                                                    confusion=False)
+    return {"derived": str(derived), "codebook": version, "grader": grader,
+            "pairs": len(pairs), "held_out": len(rows), "labels": out}
