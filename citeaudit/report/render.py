@@ -317,6 +317,8 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
                               "Support labels of reviewed pairs by engine"),
         "policy": _breakdown(rows, "omission_rate", POLICY_ORDER,
                              "Policy actions of source-risk tuples by engine"),
+        "support_ppi": [r for r in rows if r["metric"] == "full_support_rate"
+                        and (r.get("ppi_reason") or r.get("ppi_estimate") is not None)],
         "omissions": omissions, "l1_findings": l1_findings,
         "queue": queue, "queue_total": sum(q["n"] for q in queue) if queue else 0,
         "agreement": _agreement(agreement),

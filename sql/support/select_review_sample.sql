@@ -1,6 +1,7 @@
 -- Purpose: the `review_sample` table: every pair of the drawn review sample with its design
 -- (stratum, stratum size and sample size, inclusion probability) and what people and the
--- primary grader said of it; and every pair people labelled outside the sample, kept and
+-- grader said of it (the grader the sample was drawn with; outside the sample, the
+-- codebook's primary grader $grader); and every pair people labelled outside the sample, kept and
 -- shown (in_sample false, no inclusion probability) but never used for design-based rates.
 -- status: labelled (a resolved human verdict), label_unresolved (people judged it, the
 -- verdict is unresolved: missing for the design, like awaiting_label), awaiting_label (drawn,
@@ -37,5 +38,6 @@ SELECT u.*, g.verdict AS grader_verdict,
     END AS status
 FROM (SELECT * FROM drawn UNION ALL SELECT * FROM outside) AS u
 LEFT JOIN graded AS g
-    ON g.claim_id = u.claim_id AND g.citation_id = u.citation_id AND g.grader = $grader
+    ON g.claim_id = u.claim_id AND g.citation_id = u.citation_id
+    AND g.grader = coalesce(u.grader, $grader)
 ORDER BY u.claim_id, u.citation_id
