@@ -274,36 +274,47 @@ def kappa(human: np.ndarray, grader: np.ndarray) -> float:
     return float("nan") if p_e >= 1 else (p_o - p_e) / (1 - p_e)
 
 
-def label_agreement(rows: list[dict], confusion: bool = True) -> dict[str, tuple]:
+def label_agreement(rows: list[dict], confusion: bool = True,
+                    replicates: int = REPLICATES) -> dict[str, tuple]:
     """A grader's labels against people's: balanced accuracy of fully_supported vs the rest,
     Cohen's kappa over the labels, and the confusion matrix (each cell: the share of the
-    human label's row), each with a 95% bootstrap interval over ``question`` (the cluster).
-    ``rows`` have ``human``, ``grader`` and ``question``; ``confusion`` False leaves the
-    matrix out (per-group rows: it would cost a bootstrap per cell)."""
-    def arr(rs, key):
-        return np.array([r[key] for r in rs], dtype=object)
+    human label's row), each with a 95% percentile bootstrap interval over ``question`` (the
+    cluster; fixed seed). ``rows`` have ``human``, ``grader`` and ``question``; ``confusion``
+    False leaves the matrix out."""
+    human = np.array([r["human"] for r in rows], dtype=object)
+    grader = np.array([r["grader"] for r in rows], dtype=object)
+    clusters = sorted({r["question"] for r in rows})
+    members = [np.array([i for i, r in enumerate(rows) if r["question"] == q], dtype=np.intp)
+               for q in clusters]
+    cells = sorted({(h, g) for h, g in zip(human, grader, strict=True)}) if confusion else []
 
-    def ba(rs):
-        return balanced_accuracy(arr(rs, "human") == "fully_supported",
-                                 arr(rs, "grader") == "fully_supported")
-
-    out: dict[str, tuple] = {
-        "n": (len(rows),),
-        "balanced_accuracy": _boot(rows, ba),
-        "cohen_kappa": _boot(rows, lambda rs: kappa(arr(rs, "human"), arr(rs, "grader"))),
-    }
-    if not confusion:
+    def stats(idx: np.ndarray) -> list[float]:
+        h, g = human[idx], grader[idx]
+        out = [balanced_accuracy(h == "fully_supported", g == "fully_supported"), kappa(h, g)]
+        for ch, cg in cells:
+            row = h == ch
+            out.append(float(np.mean(g[row] == cg)) if row.any() else float("nan"))
         return out
-    humans = sorted({r["human"] for r in rows})
-    graders_ = sorted({r["grader"] for r in rows})
-    for h in humans:
-        for g in graders_:
-            def cell(rs, h=h, g=g):
-                row = [r for r in rs if r["human"] == h]
-                return float(np.mean([r["grader"] == g for r in row])) if row else float("nan")
-            count = sum(1 for r in rows if r["human"] == h and r["grader"] == g)
-            if count:
-                out[f"human={h} grader={g} (n={count})"] = _boot(rows, cell)
+
+    point = stats(np.arange(len(rows), dtype=np.intp))
+    rng = np.random.default_rng(SEED)
+    draws = []
+    for _ in range(replicates if clusters else 0):
+        picks = rng.integers(0, len(clusters), len(clusters))
+        draws.append(stats(np.concatenate([members[k] for k in picks])))
+    values = np.array(draws, dtype=float).reshape(len(draws), len(point))
+
+    def interval(j: int) -> tuple[float, float, float]:
+        v = values[:, j][~np.isnan(values[:, j])]
+        if np.isnan(point[j]) or len(v) == 0:
+            return point[j], float("nan"), float("nan")
+        return point[j], float(np.quantile(v, 0.025)), float(np.quantile(v, 0.975))
+
+    out: dict[str, tuple] = {"n": (len(rows),), "balanced_accuracy": interval(0),
+                             "cohen_kappa": interval(1)}
+    for j, (ch, cg) in enumerate(cells, start=2):
+        count = int(np.sum((human == ch) & (grader == cg)))
+        out[f"human={ch} grader={cg} (n={count})"] = interval(j)
     return out
 
 

@@ -14,7 +14,9 @@ import pyarrow.compute as pc
 import pytest
 
 from citeaudit import cli, codebook, parquet_io
-from citeaudit.metrics.compute import compute_partition
+from citeaudit.ingest import raw_check
+from citeaudit.metrics.compute import METRICS_SCHEMA, compute_partition
+from citeaudit.report import render
 from citeaudit.support import adjudication, judgments, sample
 
 # --- allocation and draw, on small tables -------------------------------------------------
@@ -115,6 +117,9 @@ def test_sample_round_trip_keeps_inclusion_probabilities(demo_run, drawn, capsys
         row = file_rows[(t["data"]["claim_id"], t["data"]["citation_id"])]
         assert t["data"]["inclusion_prob"] == row["inclusion_prob"]
         assert t["data"]["sample_id"] == row["sample_id"]
+    # the sample file is a known input: `citeaudit check` does not list it as ignored
+    assert not [r for r in raw_check.ignored_inputs(raw).to_pylist()
+                if r["path"].startswith("annotations/samples")]
     # drawing again over it needs --replace
     assert cli.main(["sample", "--date", date, "--n", "40", "--codebook", "v1", "--raw",
                      str(raw), "--derived", str(demo_run.derived)]) == 2
@@ -187,6 +192,16 @@ def test_sample_round_trip_keeps_inclusion_probabilities(demo_run, drawn, capsys
     assert (row["n_human"], row["n_graded"], row["ppi_grader"]) == (40, res.N, "locator")
     assert "1 pairs labelled outside the sample" in row["ppi_note"]
 
+    # the report's support section shows both side by side
+    parquet_io.write_partition(pa.Table.from_pylist(metrics, schema=METRICS_SCHEMA), derived,
+                               "metrics", part)
+    page = render.build(derived, date, "v1").path.read_text(encoding="utf-8")
+    section = page[page.index('id="support-ppi"'):]
+    section = section[:section.index("</section>")]
+    assert "human-only (95% CI)" in section and "PPI (95% CI)" in section
+    assert f"{res.estimate:.3f} [{res.low:.3f}, {res.high:.3f}]" in section
+    assert f"{res.human_estimate:.3f} [{res.human_low:.3f}, {res.human_high:.3f}]" in section
+
 
 def test_frame_changed_is_no_estimate(demo_run, drawn) -> None:
     """When the graded pairs no longer match the frame the sample was drawn from, the PPI
@@ -203,7 +218,11 @@ def test_frame_changed_is_no_estimate(demo_run, drawn) -> None:
 
 
 def test_no_sample_is_said(demo_run) -> None:
+    """Without a drawn sample the metrics row and the report say so: no design-based rate,
+    and no grader-only rate in its place."""
     date = demo_run.truth["dates"][0]
+    page = next(demo_run.derived.glob(f"report/observation_date={date}/codebook=v1/*.html"))
+    assert "No review sample has been drawn" in page.read_text(encoding="utf-8")
     part = {"observation_date": date, "codebook": "v1"}
     rows = parquet_io.read_partition(demo_run.derived, "metrics", part).to_pylist()
     row = next(r for r in rows if r["metric"] == "full_support_rate"
