@@ -155,3 +155,18 @@ def test_off_unless_configured_and_config_errors() -> None:
     s = judge.settings_from_env({"CITEAUDIT_JUDGE_BASE_URL": "http://127.0.0.1:1/v1",
                                  "CITEAUDIT_JUDGE_MODEL": "m"})
     assert judge.LLMGrader(BOOK, s).digest() != judge.LLMGrader(other, s).digest()
+
+
+@pytest.mark.parametrize(("section", "words"), [
+    ({"primary": "oracle"}, "graders.primary: 'oracle' is not a grader"),
+    ({"judge_prompt": ""}, "graders.judge_prompt: expected a non-empty text"),
+    ({"locator_fail": 0.5, "locator_pass": 0.3}, "graders.locator_fail: 0.5 is above"),
+    ({"temperature": 1}, "temperature"),
+])
+def test_codebook_graders_section_fails_closed(section: dict, words: str) -> None:
+    from citeaudit.codebook import CodebookError
+
+    with pytest.raises(CodebookError, match=words.replace("(", r"\(")):
+        validate({"version": "t", "label_maps": {"s": {"x": "unresolved"}},
+                  "source_roles": {}, "priority_weights": {"w": 1.0},
+                  "policy": {"contextualize_above": 0.5}, "graders": section}, "(test)")
