@@ -235,6 +235,12 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
         r["stratum"] = stratum_of(r, by)
         sizes[r["stratum"]] = sizes.get(r["stratum"], 0) + 1
     expected = {r["stratum"]: r["stratum_size"] for r in drawn}
+    if not rows:
+        return [{**base, "margin": "overall", "engine": "all", "domain": "all", "result": None,
+                 "reason": "grader_missing",
+                 "note": f"no label of grader {drawn[0]['grader']!r} in this run, whose labels "
+                         "the sample was drawn with (the llm judge runs only when "
+                         "CITEAUDIT_JUDGE_BASE_URL is set)"}]
     if sizes != expected:
         return [{**base, "margin": "overall", "engine": "all", "domain": "all", "result": None,
                  "reason": "frame_changed",

@@ -215,6 +215,11 @@ def test_frame_changed_is_no_estimate(demo_run, drawn) -> None:
                                   "locator")
     rates = sample.ppi_rates(review, fewer, "locator")
     assert [r["reason"] for r in rates] == ["frame_changed"]
+    # a sample drawn with a grader that did not run this time (the judge is off)
+    none = graded.filter(pc.equal(graded["grader"], "llm"))
+    rates = sample.ppi_rates(sample.review_sample(sample.read_optional(raw, date, "v1"),
+                                                  labels, none, "locator"), none, "locator")
+    assert [r["reason"] for r in rates] == ["grader_missing"]
 
 
 def test_no_sample_is_said(demo_run) -> None:
