@@ -221,8 +221,9 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
     ``margin``, ``engine``, ``domain``; ``reason`` says when there is no estimate."""
     from citeaudit.stats.ppi import stratified_ppi
 
-    drawn = [r for r in review.to_pylist() if r["in_sample"]]
-    outside = sum(1 for r in review.to_pylist() if not r["in_sample"])
+    every = review.to_pylist()
+    drawn = [r for r in every if r["in_sample"]]
+    outside = sum(1 for r in every if not r["in_sample"])
     base = {"grader": grader, "outside": outside}
     if not drawn:
         return [{**base, "margin": "overall", "engine": "all", "domain": "all",
@@ -262,7 +263,9 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
                 [1.0 if r["verdict"] == "fully_supported" else 0.0 for r in fr])
             missing = sum(1 for r in drawn if r["status"] != "labelled"
                           and (key is None or r[key] == value))
-            out.append({**base, "margin": margin,
+            outside_here = sum(1 for r in every if not r["in_sample"]
+                               and (key is None or r[key] == value))
+            out.append({**base, "outside": outside_here, "margin": margin,
                         "engine": value if margin == "engine" else "all",
                         "domain": value if margin == "domain" else "all",
                         "result": res, "reason": res.reason, "missing": missing,
