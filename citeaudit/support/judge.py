@@ -236,7 +236,12 @@ class LLMGrader:
 
     def _client_once(self) -> Any:
         if self._client is None:
-            from openai import OpenAI
+            try:
+                from openai import OpenAI
+            except ImportError:
+                raise JudgeConfigError("the llm grader needs the openai package: pip install "
+                                       "'citeaudit[collect]' (or unset "
+                                       "CITEAUDIT_JUDGE_BASE_URL)") from None
 
             self._client = OpenAI(base_url=self.settings.base_url,
                                   api_key=self.settings.api_key,
@@ -245,9 +250,9 @@ class LLMGrader:
 
     def _ask(self, req: dict[str, Any]) -> tuple[bytes | None, int, str | None, str | None]:
         """(accepted body or None, attempts, reason, detail): bounded retries of one request."""
+        client = self._client_once()
         import openai
 
-        client = self._client_once()
         reason = detail = None
         attempts = 0
         for attempt in range(self.settings.max_retries + 1):
