@@ -18,6 +18,8 @@ METRIC_DEPS = [
     "support_labels",
     "metadata_checks",
     "omission_endpoints",
+    "grader_judgments",
+    "review_sample",
 ]
 
 

@@ -1,6 +1,7 @@
 """Support assets (date × codebook): judgments, rejections, adjudicated labels, review queue and
 agreement. The rules live in citeaudit.support and sql/support/."""
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from assets._metadata import count_by, counts_text, write_batches, write_table
 from citeaudit import codebook, config, parquet_io
 from citeaudit.archive.lookup import add_replay_column
 from citeaudit.layout import codebook_versions
-from citeaudit.support import adjudication, agreement, evidence, judgments
+from citeaudit.support import adjudication, agreement, evidence, graders, judgments, sample
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
 
@@ -156,3 +157,55 @@ def support_evidence(context: dg.AssetExecutionContext,
     signals = count_by(written / parquet_io.DATA_FILE, "verdict")
     meta["signals"] = dg.MetadataValue.text(counts_text(signals))
     return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(
+    partitions_def=date_codebook,
+    deps=["support_evidence", _daily("claims")],
+    description="Grader labels (never gold) of every cited claim-citation pair on the support "
+                "rubric's scale: the evidence locator always, the LLM judge when "
+                "CITEAUDIT_JUDGE_BASE_URL is set; name, version, digest, confidence, the "
+                "passage seen, tokens.",
+)
+def grader_judgments(context: dg.AssetExecutionContext,
+                     paths: PathsResource) -> dg.MaterializeResult:
+    """Label every pair of the partition with each configured grader (replies of the LLM
+    judge cached under raw/judge_cache, so a rerun asks nothing)."""
+    part = judged_partition(context.partition_key)
+    book = codebook.load_version(paths.raw, part["codebook"])
+    evidence_rows = parquet_io.read_partition(paths.derived, "support_evidence", part)
+    claims = parquet_io.read_partition(paths.derived, "claims",
+                                       {"observation_date": part["observation_date"]})
+    used = graders.graders(book, paths.raw)
+    table = graders.grade_all(used, graders.items(evidence_rows, claims))
+    extra = {"graders": ", ".join(f"{g.name} {g.version}" for g in used),
+             "labels": counts_text(count_by(table, "verdict"))}
+    for g in used:
+        if hasattr(g, "accounting"):
+            extra[f"{g.name}_accounting"] = json.dumps(g.accounting.as_dict(g.settings))
+    return dg.MaterializeResult(metadata=write_table(
+        table, paths.derived, "grader_judgments", part, **extra))
+
+
+@dg.asset(
+    partitions_def=date_codebook,
+    deps=["support_labels", "grader_judgments"],
+    description="The drawn review sample (annotations/samples/DATE/CODEBOOK.csv) with each "
+                "pair's stratum, inclusion probability, human and grader verdicts; and the "
+                "pairs labelled outside the sample, shown but never used for design-based "
+                "rates.",
+)
+def review_sample(context: dg.AssetExecutionContext,
+                  paths: PathsResource) -> dg.MaterializeResult:
+    """Join the sample's design to what people and the primary grader said of each pair."""
+    part = judged_partition(context.partition_key)
+    book = codebook.load_version(paths.raw, part["codebook"])
+    drawn = sample.read_optional(paths.raw, part["observation_date"], part["codebook"])
+    table = sample.review_sample(
+        drawn, parquet_io.read_partition(paths.derived, "support_labels", part),
+        parquet_io.read_partition(paths.derived, "grader_judgments", part),
+        book.graders.primary)
+    return dg.MaterializeResult(metadata=write_table(
+        table, paths.derived, "review_sample", part,
+        sample="drawn" if drawn is not None else "none drawn (citeaudit sample)",
+        status=counts_text(count_by(table, "status"))))

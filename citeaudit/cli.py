@@ -81,7 +81,9 @@ LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("citeaudit.support.cli", "register_cli", (
         ("review", "Label Studio round trip: export the review queue as tasks, import a "
                    "Label Studio JSON export"),
-        ("validate-grader", "measure the evidence locator against expert labels (held-out half)"),
+        ("sample", "draw the pairs people should label (stratified random, fixed seed) and "
+                   "export them to Label Studio with their inclusion probabilities"),
+        ("validate-grader", "measure a grader against people's labels (held-out half)"),
     )),
 )
 

@@ -109,6 +109,45 @@ class Evidence:
     flag_names: bool = False
 
 
+DEFAULT_JUDGE_PROMPT = """\
+You check whether a passage of an archived web page supports a claim that an AI search answer
+made while citing that page. Judge only from the passage; do not use what you know.
+
+Labels:
+- fully_supported: the passage states everything the claim says.
+- partially_supported: the passage states some of the claim, not all of it.
+- unsupported: the passage does not state what the claim says.
+- contradicted: the passage states the opposite of the claim.
+- unresolved: the passage is empty, unreadable or cannot settle it.
+
+Reply with one JSON object and nothing else:
+{"label": "<one of the five labels>", "confidence": <a number from 0 to 1>}
+"""
+
+
+@dataclass(frozen=True)
+class Graders:
+    """Which grader's labels the prediction-powered rates use (``primary``), and the LLM
+    judge's prompt: part of the codebook, so a new prompt is a new codebook version."""
+
+    primary: str = "locator"
+    judge_prompt: str = DEFAULT_JUDGE_PROMPT
+    # the locator grader's score: plain coverage of the claim's terms in the page, plus
+    # locator_coverage_weight × the atoms' mean best-passage coverage, minus
+    # locator_mismatch_penalty × the share of atoms with a hard mismatch; fully_supported at
+    # or above locator_pass, unsupported below locator_fail. Set on ExpertQA's calibration
+    # half (citeaudit validate-grader expertqa): weights maximizing the share of decorative
+    # citations flagged when 90% of true Complete ones pass, locator_pass that 90% cut,
+    # locator_fail the cut passing 98% of them.
+    locator_coverage_weight: float = 0.25
+    locator_mismatch_penalty: float = 0.1
+    locator_pass: float = 0.296
+    locator_fail: float = 0.15
+
+
+GRADER_NAMES = ("locator", "llm")
+
+
 @dataclass(frozen=True)
 class AlertRule:
     """One alert rule (``alerts:``): fires on a ``comparisons`` row of ``metric`` (``*``: any)
@@ -152,6 +191,7 @@ class Codebook:
     atomization: Atomization = Atomization()
     evidence: Evidence = Evidence()
     alerts: tuple[AlertRule, ...] = ()
+    graders: Graders = Graders()
     path: str = ""
     support_schema: str = ""
     sha256: str = ""
@@ -171,7 +211,7 @@ class Codebook:
 TOP_KEYS = {
     "version", "description", "label_maps", "source_roles", "priority_weights", "policy",
     "high_risk_domains", "alignment_window", "tracking_params", "review_sampling", "scholarly",
-    "metrics", "support_schema", "atomization", "evidence", "alerts",
+    "metrics", "support_schema", "atomization", "evidence", "alerts", "graders",
 }
 REQUIRED_KEYS = ("version", "label_maps", "source_roles", "priority_weights", "policy")
 
@@ -350,6 +390,27 @@ def _alerts(doc: dict, path: str) -> tuple[AlertRule, ...]:
             min_effect=_number(spec.get("min_effect", 0.0), path, f"{where}.min_effect", 0.0),
             alpha=alpha, severity=spec.get("severity", AlertRule.severity)))
     return tuple(rules)
+def _graders(doc: dict, path: str) -> Graders:
+    """The ``graders:`` section: ``primary`` (a built-in grader's name), ``judge_prompt`` and the
+    locator grader's score weights and label cuts."""
+    raw = _mapping(doc, "graders", path, required=False)
+    numbers = ("locator_coverage_weight", "locator_mismatch_penalty", "locator_pass",
+               "locator_fail")
+    _only(raw, {"primary", "judge_prompt", *numbers}, path, "graders")
+    d = Graders()
+    primary = raw.get("primary", d.primary)
+    if primary not in GRADER_NAMES:
+        raise _fail(path, "graders.primary",
+                    f"{primary!r} is not a grader (one of {', '.join(GRADER_NAMES)})")
+    prompt = raw.get("judge_prompt", d.judge_prompt)
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise _fail(path, "graders.judge_prompt", "expected a non-empty text")
+    values = {k: _number(raw.get(k, getattr(d, k)), path, f"graders.{k}", 0.0, 2.0)
+              for k in numbers}
+    if values["locator_fail"] > values["locator_pass"]:
+        raise _fail(path, "graders.locator_fail",
+                    f"{values['locator_fail']!r} is above locator_pass {values['locator_pass']!r}")
+    return Graders(primary, prompt, **values)
 
 
 def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
@@ -455,6 +516,7 @@ def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
         atomization=atomization,
         evidence=evidence,
         alerts=_alerts(doc, path),
+        graders=_graders(doc, path),
         path=path,
         support_schema=support_schema,
     )

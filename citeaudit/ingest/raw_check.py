@@ -7,7 +7,8 @@ that start as a WARC or ARC record), ``annotations/support/**/*.csv|parquet``,
 live crawl's logs), ``import_rejections/`` (what an engine import refused) and
 ``import_caveats/`` (what an import says about its dataset's selection); ``responses/``
 keeps engine responses verbatim for a re-import and ``registry/`` is the demo's loopback
-registry. Every other file or
+registry; ``annotations/samples/<date>/<codebook>.csv`` holds the drawn review samples and
+``judge_cache/`` the LLM judge's cached replies. Every other file or
 folder is one row here, file-level: a text file named ``x.warc.gz`` is one ``not_an_archive``
 row, never records. Rows are sorted by path, so the same folder gives the same table.
 """
@@ -41,11 +42,13 @@ TOP_LEVEL = {
     "import_rejections": "folder",
     "import_caveats": "folder",
     "responses": "folder",
+    "judge_cache": "folder",
     "ground_truth.json": "file",
     "README.md": "file",
     ".gitkeep": "file",
 }
-ANNOTATION_FOLDERS = {"support": (".csv", ".parquet"), "source_risk": (".jsonl",)}
+ANNOTATION_FOLDERS = {"support": (".csv", ".parquet"), "source_risk": (".jsonl",),
+                      "samples": (".csv",)}
 ANNOTATION_FILES = ("annotators.csv",)
 
 Row = tuple[str, str, str, str]
@@ -133,7 +136,7 @@ def _check_annotations(rows: _Rows, folder: Path) -> None:
             rows.readable(child)
         else:
             rows.add(child, "unknown_location",
-                     "annotations/ holds support/, source_risk/ and annotators.csv")
+                     "annotations/ holds support/, source_risk/, samples/ and annotators.csv")
 
 
 def _check_codebooks(rows: _Rows, folder: Path) -> None:

@@ -88,8 +88,24 @@ METRICS_SCHEMA = pa.schema(
         ("verdict", pa.string()),
         ("reason", pa.string()),
         ("note", pa.string()),
+        # the full-support rate of the drawn review sample's frame, design-based: human-only
+        # and prediction-powered beside it (citeaudit.support.sample.ppi_rates)
+        ("sample_estimate", pa.float64()),
+        ("sample_ci_low", pa.float64()),
+        ("sample_ci_high", pa.float64()),
+        ("ppi_estimate", pa.float64()),
+        ("ppi_ci_low", pa.float64()),
+        ("ppi_ci_high", pa.float64()),
+        ("ppi_lambda", pa.float64()),
+        ("ppi_width_ratio", pa.float64()),
+        ("n_human", pa.int64()),
+        ("n_graded", pa.int64()),
+        ("ppi_grader", pa.string()),
+        ("ppi_reason", pa.string()),
+        ("ppi_note", pa.string()),
     ]
 )
+PPI_METRIC = "full_support_rate"
 
 
 UNIT_COLUMNS = [c for c in UNIT_SCHEMA.names if c != "unit_id"]
@@ -440,11 +456,48 @@ def compute(
             rows += _f1_rows(m, rows, resolved, reps, seed)
     rows += _no_unit_rows({r["metric"] for r in rows}, missing)
     rows += _missing_rows(missing, date, version)
+    _ppi_columns(con, names, rows)
     order = {m.name: i for i, m in enumerate(METRICS)}
     rows.sort(key=lambda r: (order[r["metric"]], MARGINS.index(r["margin"]), r["engine"],
                              r["domain"], r["risk_band"]))
     table = pa.Table.from_pylist(rows, schema=METRICS_SCHEMA)
     return MetricsResult(table, missing)
+
+
+def _ppi_columns(con: duckdb.DuckDBPyConnection, names: set[str],
+                 rows: list[dict[str, Any]]) -> None:
+    """Fill the ``sample_*`` / ``ppi_*`` columns of the full-support rate's rows from the
+    drawn review sample and the grader labels (only the margins the sample's strata nest in:
+    overall, and engine or domain when the sample is stratified by it)."""
+    from citeaudit.support.sample import ppi_rates
+
+    if not {"review_sample", "grader_judgments"} <= names:
+        return
+    review = con.sql("SELECT * FROM review_sample").to_arrow_table()
+    graded = con.sql("SELECT * FROM grader_judgments").to_arrow_table()
+    drawn = [g for g in review.column("grader").to_pylist() if g]
+    grader = drawn[0] if drawn else None
+    by_key = {(r["margin"], r["engine"], r["domain"]): r for r in rows
+              if r["metric"] == PPI_METRIC and r["margin"] in ("overall", "engine", "domain")}
+    for p in ppi_rates(review, graded, grader or ""):
+        row = by_key.get((p["margin"], p["engine"], p["domain"]))
+        if row is None:
+            continue
+        res = p["result"]
+        notes = [p["note"]] if p.get("note") else []
+        if p.get("missing"):
+            notes.append(f"{p['missing']} drawn pairs without a resolved human label (missing "
+                         "at random within their stratum assumed)")
+        if p.get("outside"):
+            notes.append(f"{p['outside']} pairs labelled outside the sample: shown in "
+                         "review_sample, not used here")
+        row.update(ppi_grader=grader, ppi_reason=p["reason"],
+                   ppi_note="; ".join(notes) or None)
+        if res is not None:
+            row.update(sample_estimate=res.human_estimate, sample_ci_low=res.human_low,
+                       sample_ci_high=res.human_high, ppi_estimate=res.estimate,
+                       ppi_ci_low=res.low, ppi_ci_high=res.high, ppi_lambda=res.lam,
+                       ppi_width_ratio=res.width_ratio, n_human=res.n, n_graded=res.N)
 
 
 def compute_partition(derived: Path, date: str, version: str, *,

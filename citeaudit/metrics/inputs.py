@@ -25,6 +25,8 @@ JUDGED = (
     "omission_endpoints",
     "rejected_records",
     "rejected_annotations",
+    "grader_judgments",
+    "review_sample",
 )
 
 

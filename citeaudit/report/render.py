@@ -414,6 +414,8 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
                              "Policy actions of source-risk tuples by engine"),
         "omissions": omissions, "l1_findings": l1_findings, "not_read": not_read,
         "evidence_findings": evidence_findings,
+        "support_ppi": [r for r in rows if r["metric"] == "full_support_rate"
+                        and (r.get("ppi_reason") or r.get("ppi_estimate") is not None)],
         "queue": queue, "queue_total": sum(q["n"] for q in queue) if queue else 0,
         "agreement": _agreement(agreement),
         "trend_dates": dates, "trend_plots": trend_plots,

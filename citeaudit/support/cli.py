@@ -27,9 +27,55 @@ def _table(title: str, groups: dict[str, dict], keys: list[str]) -> list[str]:
     return lines
 
 
-def _cmd_validate(args: argparse.Namespace) -> int:
-    from citeaudit.support import validate
+def print_report(rep: dict) -> None:
+    """The held-out tables of a ``validate.report`` as text (what ``validate-grader`` prints)."""
+    print(f"{rep['file']}: grader {rep['grader']}, codebook {rep['codebook']}, "
+          f"questions calibration {rep['questions']['calibration']} / held-out "
+          f"{rep['questions']['held_out']}")
+    print("thresholds: " + ", ".join(f"{k} = {v:.3g}" for k, v in rep["thresholds"].items()))
+    print("95% percentile bootstrap over questions, held-out half only.\n")
+    print("\n".join(_table(
+        "Decorative citations (Complete claim vs the evidence of another claim of its answer)",
+        rep["decorative"], ["n_true", "n_swapped", "grader_swapped_flagged",
+                            "grader_true_passed", "auc_grader", "swapped_flagged",
+                            "true_passed", "auc_locator", "auc_coverage",
+                            "baseline_swapped_flagged"])))
+    print()
+    print("\n".join(_table(
+        "Expert labels (Complete vs Incomplete/Partial/Missing, claims with evidence)",
+        rep["expert"], ["n", "n_complete", "ba_locator", "ba_all_located", "ba_length",
+                        "auc_locator", "auc_coverage", "auc_length",
+                        "auc_locator_minus_length"])))
 
+
+def print_labels(title: str, groups: dict[str, dict]) -> None:
+    """A grader's agreement with people: per group n, balanced accuracy, kappa; the overall
+    confusion matrix (share of each human label's row)."""
+    print("\n".join(_table(title, groups, ["n", "balanced_accuracy", "cohen_kappa"])))
+    cells = {k: v for k, v in groups.get("overall", {}).items() if k.startswith("human=")}
+    if cells:
+        print("\nconfusion (overall; share of the human label's row):")
+        for k, v in cells.items():
+            print(f"  {k}: {_fmt(v)}")
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from citeaudit.support import judge, validate
+
+    if args.dataset == "project":
+        try:
+            rep = validate.project_report(Path(args.path), args.version, args.grader)
+        except FileNotFoundError as exc:
+            print(f"error: {exc}")
+            return 2
+        if args.json:
+            print(json.dumps(rep, indent=1, default=str))
+            return 0
+        print(f"{rep['derived']}: grader {rep['grader']} vs adjudicated human labels, "
+              f"codebook {rep['codebook']}: {rep['pairs']} labelled pairs, {rep['held_out']} "
+              "on the held-out half (SHA-256 of the claim id); 95% bootstrap over answers.\n")
+        print_labels("Grader label vs human label", rep["labels"])
+        return 0
     path = Path(args.path)
     if not path.is_file():
         print(f"error: {path}: no such file")
@@ -38,25 +84,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         {"version": "defaults", "label_maps": {"expertqa": {"Complete": "fully_supported"}},
          "source_roles": {}, "priority_weights": {"w": 1.0},
          "policy": {"contextualize_above": 0.5}}, "(codebook defaults)")
-    rep = validate.report(path, book)
+    try:
+        rep = validate.report(path, book, args.grader)
+    except judge.JudgeConfigError as exc:
+        print(f"error: {exc}")
+        return 2
     if args.json:
         print(json.dumps(rep, indent=1, default=str))
         return 0
-    print(f"{rep['file']}: grader {rep['grader']}, codebook {rep['codebook']}, "
-          f"questions calibration {rep['questions']['calibration']} / held-out "
-          f"{rep['questions']['held_out']}")
-    print("thresholds: " + ", ".join(f"{k} = {v:.3g}" for k, v in rep["thresholds"].items()))
-    print("95% percentile bootstrap over questions, held-out half only.\n")
-    print("\n".join(_table(
-        "Decorative citations (Complete claim vs the evidence of another claim of its answer)",
-        rep["decorative"], ["n_true", "n_swapped", "swapped_flagged", "true_passed",
-                            "auc_locator", "auc_coverage", "baseline_swapped_flagged"])))
+    print_report(rep)
     print()
-    print("\n".join(_table(
-        "Expert labels (Complete vs Incomplete/Partial/Missing, claims with evidence)",
-        rep["expert"], ["n", "n_complete", "ba_locator", "ba_all_located", "ba_length",
-                        "auc_locator", "auc_coverage", "auc_length",
-                        "auc_locator_minus_length"])))
+    print_labels(f"Grader {rep['label_grader']}'s label vs the expert's (Complete → "
+                 "fully_supported, Partial/Incomplete → partially_supported, Missing → "
+                 "unsupported), held-out true pairs", rep["labels"])
     return 0
 
 
@@ -100,6 +140,56 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sample(args: argparse.Namespace) -> int:
+    from citeaudit import parquet_io
+    from citeaudit.support import review
+    from citeaudit.support import sample as sample_mod
+
+    raw, derived = Path(args.raw), Path(args.derived)
+    try:
+        book = codebook.load_version(raw, args.codebook)
+        by = sample_mod.parse_by(args.by)
+        grader = args.grader or book.graders.primary
+        part = {"observation_date": args.date, "codebook": book.version}
+        graded = parquet_io.read_optional(derived, "grader_judgments", part)
+        if graded is None:
+            print(f"error: {derived}: no grader_judgments for {args.date} × codebook "
+                  f"{book.version}: run the pipeline first (citeaudit run --date {args.date})")
+            return 2
+        path = sample_mod.sample_path(raw, args.date, book.version)
+        if path.is_file() and not args.replace:
+            print(f"error: {path} exists (people may be labelling it): pass --replace to "
+                  "draw again (labels already made stay; pairs no longer drawn become "
+                  "'outside the sample')")
+            return 2
+        frame = sample_mod.frame(graded, grader)
+        drawn = sample_mod.draw(frame, args.n, by, args.allocation, args.seed, args.date,
+                                book.version, grader)
+    except (codebook.CodebookError, sample_mod.SampleError) as exc:
+        print(f"error: {exc}")
+        return 2
+    sample_mod.write(drawn, path)
+    strata = {}
+    for r in drawn.to_pylist():
+        strata[r["stratum"]] = (r["stratum_sample"], r["stratum_size"])
+    print(f"{drawn.num_rows} of {frame.num_rows} pairs drawn ({len(strata)} strata, "
+          f"{args.allocation} allocation, seed {args.seed}) -> {path}")
+    for h, (n_h, big) in sorted(strata.items()):
+        print(f"  {h}: {n_h} of {big} (inclusion probability {n_h / big:.3f})")
+    if args.out:
+        claims = parquet_io.read_partition(derived, "claims", {"observation_date": args.date})
+        tasks = review.export_sample_tasks(derived, args.date, book, drawn, dict(zip(
+            claims.column("claim_id").to_pylist(), claims.column("text").to_pylist(),
+            strict=True)))
+        out = Path(args.out)
+        review.write_atomic(out, json.dumps(tasks, ensure_ascii=False, indent=1) + "\n")
+        config = out.with_name(out.stem + ".label_config.xml")
+        review.write_atomic(config, review.label_config(book))
+        print(f"{len(tasks)} Label Studio tasks -> {out} (labeling config: {config}); "
+              "import the export with citeaudit review import")
+    return 0
+
+
 def register_cli(sub: argparse._SubParsersAction) -> None:
     """Add ``validate-grader`` and ``review export|import`` to the ``citeaudit`` command line."""
     rv = sub.add_parser("review", help="Label Studio round trip: export the review queue as "
@@ -120,15 +210,54 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
     im.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
     im.set_defaults(func=_cmd_import)
 
+    sp = sub.add_parser(
+        "sample",
+        help="draw the pairs people should label (stratified random, fixed seed) and export "
+             "them to Label Studio with their inclusion probabilities",
+        description="Draw a stratified random sample of the graded claim-citation pairs of a "
+                    "date x codebook (the frame: grader_judgments of the codebook's primary "
+                    "grader), write it with each pair's inclusion probability to "
+                    "RAW/annotations/samples/DATE/CODEBOOK.csv and, with --out, as Label "
+                    "Studio tasks. The labels people make on it give the design-based "
+                    "human-only and prediction-powered support rates (docs/graders.md).")
+    sp.add_argument("--date", required=True, help="observation date YYYY-MM-DD")
+    sp.add_argument("--n", type=int, required=True, help="how many pairs to draw")
+    sp.add_argument("--codebook", default="v1", help="codebook version (default: v1)")
+    sp.add_argument("--by", default="",
+                    help="stratify by these keys, comma-separated: engine, domain, "
+                         "grader_label (default: no strata, a simple random sample)")
+    sp.add_argument("--allocation", default="proportional", choices=["proportional", "neyman"],
+                    help="proportional to stratum size, or Neyman (size x spread of the "
+                         "grader's labels); at least 2 per stratum either way")
+    sp.add_argument("--seed", type=int, default=20261101, help="the draw's seed")
+    sp.add_argument("--grader", help="the grader whose labels make the frame and the "
+                                     "grader_label strata (default: the codebook's primary)")
+    sp.add_argument("--replace", action="store_true",
+                    help="draw again over an existing sample of the date x codebook")
+    sp.add_argument("--out", help="also write the sample as Label Studio tasks (JSON) here")
+    sp.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
+    sp.add_argument("--derived", default="data/derived",
+                    help="derived folder (default: data/derived)")
+    sp.set_defaults(func=_cmd_sample)
+
     p = sub.add_parser(
         "validate-grader",
-        help="measure the evidence locator against expert labels (held-out half)",
-        description="Split ExpertQA by a stable hash of the question, report the evidence "
-                    "locator's decorative-citation and Complete-vs-rest figures on the "
-                    "held-out half with bootstrap 95%% intervals, beside baselines.")
-    p.add_argument("dataset", choices=["expertqa"], help="dataset format")
+        help="measure a grader against people's labels (held-out half)",
+        description="expertqa PATH: split ExpertQA by a stable hash of the question, report "
+                    "the evidence locator's decorative-citation and Complete-vs-rest figures "
+                    "on the held-out half beside baselines, and the grader's labels against "
+                    "the experts'. project DERIVED: the grader's labels (grader_judgments) "
+                    "against the project's adjudicated human labels, held-out half of the "
+                    "claims. Balanced accuracy, Cohen's kappa and the confusion matrix, each "
+                    "with a bootstrap 95%% interval.")
+    p.add_argument("dataset", choices=["expertqa", "project"], help="labelled set")
     p.add_argument("path", help="ExpertQA JSONL (e.g. ../shared/corpora/annotations/"
-                                "expertqa/domain_val.jsonl)")
+                                "expertqa/domain_val.jsonl), or the derived folder (project)")
+    p.add_argument("--grader", default="locator", choices=["locator", "llm"],
+                   help="the grader to validate (llm: the judge configured by "
+                        "CITEAUDIT_JUDGE_BASE_URL and CITEAUDIT_JUDGE_MODEL)")
+    p.add_argument("--version", default="v1",
+                   help="project: the codebook version whose labels to read (default v1)")
     p.add_argument("--codebook", help="codebook YAML whose atomization/evidence sections to "
                                       "use (default: the codebook defaults)")
     p.add_argument("--json", action="store_true", help="print the full report as JSON")

@@ -93,6 +93,81 @@ def export_tasks(derived: Path, date: str, book: Codebook, claims_text: dict[str
     return tasks
 
 
+def export_sample_tasks(derived: Path, date: str, book: Codebook, sample: Any,
+                        claims_text: dict[str, str]) -> list[dict]:
+    """Label Studio tasks for a drawn review sample (``citeaudit.support.sample``), in pair
+    order: the claim and the passage the primary grader saw (not its label: people judge
+    blind), and the design — ``sample_id``, ``stratum``, ``inclusion_prob`` — that comes back
+    with the export and is checked on import."""
+    part = {"observation_date": date, "codebook": book.version}
+    graded = parquet_io.read_optional(derived, "grader_judgments", part)
+    seen: dict[tuple[str, str], dict] = {}
+    if graded is not None:
+        for r in graded.to_pylist():
+            if r["grader"] == book.graders.primary:
+                seen[(r["claim_id"], r["citation_id"])] = r
+    tasks = []
+    for r in sample.to_pylist():
+        g = seen.get((r["claim_id"], r["citation_id"]), {})
+        when = g.get("capture_time")
+        passage = g.get("passage_text") or ""
+        tasks.append({"data": {
+            "claim_id": r["claim_id"], "citation_id": r["citation_id"],
+            "claim": claims_text.get(r["claim_id"], ""), "passage": passage,
+            "passage_html": _passage_html(passage),
+            "url": "", "capture_time": when.isoformat() if when is not None else "",
+            "source": "captured " + (when.isoformat() if when is not None else
+                                     "never (page unavailable)"),
+            "evidence_verdict": "", "queue_reason": "review_sample",
+            "engine": r["engine"], "domain": r["domain"],
+            "codebook_version": book.version, "observation_date": date,
+            "sample_id": r["sample_id"], "stratum": r["stratum"],
+            "inclusion_prob": r["inclusion_prob"],
+        }})
+    return tasks
+
+
+def check_sample_tasks(path: Path, raw: Path, doc: Any) -> list[str]:
+    """Every task that says it belongs to a review sample must match the sample file: same
+    sample id, the pair drawn, the same inclusion probability (a reason per mismatch)."""
+    from citeaudit.support import sample as sample_mod
+
+    reasons: list[str] = []
+    cache: dict[tuple[str, str], dict | None] = {}
+    for i, task in enumerate(doc if isinstance(doc, list) else []):
+        data = task.get("data") if isinstance(task, dict) else None
+        if not isinstance(data, dict) or not data.get("sample_id"):
+            continue
+        key = (str(data.get("observation_date")), str(data.get("codebook_version")))
+        if key not in cache:
+            try:
+                table = sample_mod.read_optional(raw, *key)
+            except sample_mod.SampleError as exc:
+                reasons.append(f"task[{i}].data.sample_id: {exc}")
+                cache[key] = None
+                continue
+            cache[key] = None if table is None else {
+                (r["claim_id"], r["citation_id"]): r for r in table.to_pylist()}
+        drawn = cache[key]
+        where = f"task[{i}].data"
+        if drawn is None:
+            reasons.append(f"{where}.sample_id: no review sample for {key[0]} × codebook "
+                           f"{key[1]} in {raw} (annotations/samples/)")
+            continue
+        row = drawn.get((data.get("claim_id"), data.get("citation_id") or ""))
+        if row is None:
+            reasons.append(f"{where}: pair {data.get('claim_id')}/{data.get('citation_id')} "
+                           "is not in the review sample")
+        elif row["sample_id"] != data["sample_id"]:
+            reasons.append(f"{where}.sample_id: {data['sample_id']!r}, the sample file says "
+                           f"{row['sample_id']!r} (drawn again since the export?)")
+        elif not isinstance(data.get("inclusion_prob"), int | float) or \
+                abs(float(data["inclusion_prob"]) - row["inclusion_prob"]) > 1e-12:
+            reasons.append(f"{where}.inclusion_prob: {data.get('inclusion_prob')!r}, the "
+                           f"sample file says {row['inclusion_prob']!r}")
+    return reasons
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a per-process temporary name and a rename."""
     storage.write_bytes_atomic(path, text.encode("utf-8"))
@@ -213,6 +288,9 @@ def import_export(path: Path, raw: Path) -> dict:
         raise ExportError(Path(path), [f"not valid JSON: {exc}"]) from exc
     rows, cancelled = parse_export(Path(path), doc, _registry_map(Path(raw)),
                                    _codebook_choices(Path(raw), doc))
+    mismatched = check_sample_tasks(Path(path), Path(raw), doc)
+    if mismatched:
+        raise ExportError(Path(path), mismatched)
     rows.sort(key=lambda r: (r["claim_id"], r["citation_id"], r["annotator_id"],
                              r["annotated_at"]))
     buf = io.StringIO()

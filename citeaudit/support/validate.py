@@ -14,6 +14,11 @@ held-out). The codebook's thresholds are frozen: the calibration half shows what
   the same answer (the next one with different evidence). Share of swapped pairs flagged
   (signal ``weak_evidence``, ``mismatch_flagged`` or ``no_evidence_in_page``), share of true
   pairs passed, AUC of the score true vs swapped, beside plain content-word coverage.
+- The ``locator`` grader (``grader_judgments``): its score (plain coverage + the atoms' mean
+  best-passage coverage × a weight − the share of atoms with a hard mismatch × a penalty; the
+  codebook's ``graders`` section, whose defaults were chosen on the calibration half) with
+  the cut that passes 90% of the calibration half's true Complete pairs: the share of swapped
+  pairs it flags and of true ones it passes on the held-out half, and its AUC.
 - **Expert labels**: among claims with evidence and a label other than N/A, balanced accuracy
   of Complete vs the rest and the AUC of the score, beside two baselines (everything located;
   evidence length alone, its cut set on the calibration half).
@@ -32,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from scipy.stats import rankdata
 
 from citeaudit import duck
@@ -115,17 +121,24 @@ def load(path: Path) -> Items:
     )
 
 
-def claim_scores(items: Items, book: Codebook) -> list[dict]:
-    """One row per pair: located, flagged, score (lowest atom), baseline coverage, meta."""
-    rows = evidence.locate(items.pairs, items.claims, items.texts, book)
+def claim_scores(items: Items, book: Codebook, rows: pa.Table | None = None) -> list[dict]:
+    """One row per pair: located, flagged, score (lowest atom), baseline coverage, meta
+    (``rows``: the pairs' ``evidence.locate`` rows, when already computed)."""
+    if rows is None:
+        rows = evidence.locate(items.pairs, items.claims, items.texts, book)
     con = duck.connect()
     con.register("rows", rows)
     agg = duck.query(con, "support/summarize_claim_evidence",
                      {"flagged": list(FLAGGED)}).to_pylist()
+    g = book.graders
     out = []
     for r in agg:
         m = items.meta[r["citation_id"]]
-        out.append({**m, **r})
+        # the locator grader's score (sql/support/select_locator_judgments.sql)
+        grader_score = ((r["plain_coverage"] or 0) + g.locator_coverage_weight *
+                        (r["mean_coverage"] or 0) - g.locator_mismatch_penalty *
+                        (r["mismatch_share"] or 0))
+        out.append({**m, **r, "grader_score": grader_score})
     return out
 
 
@@ -175,7 +188,8 @@ def _col(rows: list[dict], key: str, kind: str | None = None) -> np.ndarray:
     return np.array([r[key] for r in rows if kind is None or r["kind"] == kind], dtype=float)
 
 
-def decorative(rows: list[dict], baseline_cut: float) -> dict[str, tuple]:
+def decorative(rows: list[dict], baseline_cut: float, grader_cut: float = float("nan")
+               ) -> dict[str, tuple]:
     """Held-out decorative-citation figures for one group of (true Complete + swapped) rows."""
     def flagged(rs):
         s = [r for r in rs if r["kind"] == "swapped"]
@@ -192,7 +206,18 @@ def decorative(rows: list[dict], baseline_cut: float) -> dict[str, tuple]:
     def auc_of(key):
         return lambda rs: auc(_col(rs, key, "true"), _col(rs, key, "swapped"))
 
+    def grader_flagged(rs):
+        s = _col(rs, "grader_score", "swapped")
+        return float(np.mean(s < grader_cut)) if len(s) else float("nan")
+
+    def grader_passed(rs):
+        t = _col(rs, "grader_score", "true")
+        return float(np.mean(t >= grader_cut)) if len(t) else float("nan")
+
     return {
+        "grader_swapped_flagged": _boot(rows, grader_flagged),
+        "grader_true_passed": _boot(rows, grader_passed),
+        "auc_grader": _boot(rows, auc_of("grader_score")),
         "swapped_flagged": _boot(rows, flagged),
         "true_passed": _boot(rows, passed),
         "auc_locator": _boot(rows, auc_of("score")),
@@ -235,15 +260,97 @@ def expert(rows: list[dict], length_cut: float) -> dict[str, tuple]:
     }
 
 
-def report(path: Path, book: Codebook) -> dict:
-    """Calibration settings and held-out tables (overall and per system) for one file."""
+EXPERT_LABELS = {"Complete": "fully_supported", "Partial": "partially_supported",
+                 "Incomplete": "partially_supported", "Missing": "unsupported"}
+
+
+def kappa(human: np.ndarray, grader: np.ndarray) -> float:
+    """Cohen's kappa of two label arrays (nominal; NaN when chance agreement is 1)."""
+    labels = sorted(set(human.tolist()) | set(grader.tolist()))
+    if not labels:
+        return float("nan")
+    p_o = float(np.mean(human == grader))
+    p_e = sum(float(np.mean(human == x)) * float(np.mean(grader == x)) for x in labels)
+    return float("nan") if p_e >= 1 else (p_o - p_e) / (1 - p_e)
+
+
+def label_agreement(rows: list[dict], confusion: bool = True,
+                    replicates: int = REPLICATES) -> dict[str, tuple]:
+    """A grader's labels against people's: balanced accuracy of fully_supported vs the rest,
+    Cohen's kappa over the labels, and the confusion matrix (each cell: the share of the
+    human label's row), each with a 95% percentile bootstrap interval over ``question`` (the
+    cluster; fixed seed). ``rows`` have ``human``, ``grader`` and ``question``; ``confusion``
+    False leaves the matrix out."""
+    human = np.array([r["human"] for r in rows], dtype=object)
+    grader = np.array([r["grader"] for r in rows], dtype=object)
+    clusters = sorted({r["question"] for r in rows})
+    members = [np.array([i for i, r in enumerate(rows) if r["question"] == q], dtype=np.intp)
+               for q in clusters]
+    cells = sorted({(h, g) for h, g in zip(human, grader, strict=True)}) if confusion else []
+
+    def stats(idx: np.ndarray) -> list[float]:
+        h, g = human[idx], grader[idx]
+        out = [balanced_accuracy(h == "fully_supported", g == "fully_supported"), kappa(h, g)]
+        for ch, cg in cells:
+            row = h == ch
+            out.append(float(np.mean(g[row] == cg)) if row.any() else float("nan"))
+        return out
+
+    point = stats(np.arange(len(rows), dtype=np.intp))
+    rng = np.random.default_rng(SEED)
+    draws = []
+    for _ in range(replicates if clusters else 0):
+        picks = rng.integers(0, len(clusters), len(clusters))
+        draws.append(stats(np.concatenate([members[k] for k in picks])))
+    values = np.array(draws, dtype=float).reshape(len(draws), len(point))
+
+    def interval(j: int) -> tuple[float, float, float]:
+        v = values[:, j][~np.isnan(values[:, j])]
+        if np.isnan(point[j]) or len(v) == 0:
+            return point[j], float("nan"), float("nan")
+        return point[j], float(np.quantile(v, 0.025)), float(np.quantile(v, 0.975))
+
+    out: dict[str, tuple] = {"n": (len(rows),), "balanced_accuracy": interval(0),
+                             "cohen_kappa": interval(1)}
+    for j, (ch, cg) in enumerate(cells, start=2):
+        count = int(np.sum((human == ch) & (grader == cg)))
+        out[f"human={ch} grader={cg} (n={count})"] = interval(j)
+    return out
+
+
+def grader_labels(items: Items, rows: pa.Table, book: Codebook, grader: str = "locator",
+                  environ: dict[str, str] | None = None) -> dict[str, str]:
+    """{citation_id: label} of a built-in grader on the file's pairs, through the same
+    ``grader_judgments`` code as a run (``llm``: the judge configured in the environment)."""
+    from citeaudit.support import graders as graders_mod
+    from citeaudit.support import judge
+
+    if grader == "locator":
+        chosen = graders_mod.LocatorGrader(book)
+    else:
+        settings = judge.settings_from_env(environ)
+        if settings is None:
+            raise judge.JudgeConfigError("the llm grader is off: set CITEAUDIT_JUDGE_BASE_URL "
+                                         "and CITEAUDIT_JUDGE_MODEL")
+        chosen = judge.LLMGrader(book, settings)
+    table = chosen.grade(graders_mod.items(rows, items.claims))
+    return dict(zip(table.column("citation_id").to_pylist(),
+                    table.column("verdict").to_pylist(), strict=True))
+
+
+def report(path: Path, book: Codebook, grader: str = "locator",
+           environ: dict[str, str] | None = None) -> dict:
+    """Calibration settings and held-out tables (overall and per system) for one file, and
+    the chosen grader's labels against the experts' on the held-out half."""
     items = load(path)
-    rows = claim_scores(items, book)
+    located = evidence.locate(items.pairs, items.claims, items.texts, book)
+    rows = claim_scores(items, book, located)
     cal = [r for r in rows if r["half"] == "calibration"]
     dec_cal = [r for r in cal if r["kind"] == "true" and r["label"] == "Complete"
                and not r["unavailable"]]
     cal_cut = pass_threshold(_col(dec_cal, "score"))
     base_cut = pass_threshold(_col(dec_cal, "plain_coverage"))
+    grader_cut = pass_threshold(_col(dec_cal, "grader_score"))
     exp_cal = [r for r in cal if r["kind"] == "true" and not r["unavailable"]
                and r["label"] not in (None, "N/A")]
     lengths = sorted({r["length"] for r in exp_cal})
@@ -263,13 +370,72 @@ def report(path: Path, book: Codebook) -> dict:
         "thresholds": {"located_coverage": book.evidence.located_coverage,
                        "no_evidence_coverage": book.evidence.no_evidence_coverage,
                        "calibration_score_cut_for_90pct_pass": cal_cut,
-                       "baseline_coverage_cut": base_cut, "length_cut": length_cut},
+                       "baseline_coverage_cut": base_cut, "length_cut": length_cut,
+                       "grader_cut_for_90pct_pass": grader_cut},
         "questions": {"calibration": len({r["question"] for r in cal}),
                       "held_out": len({r["question"] for r in held})},
-        "decorative": {"overall": decorative(dec, base_cut),
-                       **{s: decorative([r for r in dec if r["system"] == s], base_cut)
+        "decorative": {"overall": decorative(dec, base_cut, grader_cut),
+                       **{s: decorative([r for r in dec if r["system"] == s], base_cut,
+                                        grader_cut)
                           for s in systems}},
         "expert": {"overall": expert(exp, length_cut),
                    **{s: expert([r for r in exp if r["system"] == s], length_cut)
                       for s in systems}},
+        "labels": _expert_agreement(items, located, book, grader, held, systems, environ),
+        "label_grader": grader,
     }
+
+
+def _expert_agreement(items: Items, located: pa.Table, book: Codebook, grader: str,
+                      held: list[dict], systems: list[str],
+                      environ: dict[str, str] | None) -> dict[str, dict]:
+    """The grader's labels vs the experts' (Complete → fully_supported, Partial and
+    Incomplete → partially_supported, Missing → unsupported) on the held-out true pairs."""
+    keep = {r["citation_id"] for r in held if r["kind"] == "true" and not r["unavailable"]
+            and r["label"] in EXPERT_LABELS}
+    wanted = located.filter(pc.is_in(located.column("citation_id"),
+                                             pa.array(sorted(keep), pa.string())))
+    labels = grader_labels(items, wanted, book, grader, environ)
+    pairs = [{"human": EXPERT_LABELS[r["label"]], "grader": labels[r["citation_id"]],
+              "question": r["question"], "system": r["system"]}
+             for r in held if r["citation_id"] in keep and r["citation_id"] in labels]
+    return {"overall": label_agreement(pairs),
+            **{s: label_agreement([p for p in pairs if p["system"] == s], confusion=False)
+               for s in systems}}
+
+
+def held_out_claim(claim_id: str) -> bool:
+    """The project's own labels are split by claim: odd last byte of SHA-256(claim_id) =
+    held out (a fixed split: a claim's pairs stay on one side)."""
+    return hashlib.sha256(claim_id.encode("utf-8")).digest()[-1] % 2 == 1
+
+
+def project_report(derived: Path, version: str, grader: str) -> dict:
+    """The grader's labels (``grader_judgments``) against the project's adjudicated human
+    labels (``support_labels``, basis human, resolved) of every date of one codebook, on the
+    held-out half of the claims; overall, per engine and per domain; bootstrap by answer."""
+    from citeaudit import parquet_io
+
+    con = duck.connect()
+    try:
+        for name in ("support_labels", "grader_judgments"):
+            files = sorted(Path(derived).glob(f"{name}/observation_date=*/codebook={version}/"
+                                              f"{parquet_io.DATA_FILE}"))
+            if not files:
+                raise FileNotFoundError(f"{derived}/{name}: no partition of codebook "
+                                        f"{version}: run the pipeline first (citeaudit run)")
+            con.read_parquet([str(f) for f in files], hive_partitioning=True).create_view(name)
+        pairs = duck.query(con, "support/select_grader_validation_pairs",
+                           {"grader": grader}).to_pylist()
+    finally:
+        con.close()
+    rows = [{"human": r["human"], "grader": r["grader"], "question": r["answer_id"],
+             "engine": r["engine"], "domain": r["domain"]}
+            for r in pairs if held_out_claim(r["claim_id"])]
+    out = {"overall": label_agreement(rows)}
+    for key in ("engine", "domain"):
+        for value in sorted({r[key] for r in rows if r[key] is not None}):
+            out[f"{key}={value}"] = label_agreement([r for r in rows if r[key] == value],
+                                                    confusion=False)
+    return {"derived": str(derived), "codebook": version, "grader": grader,
+            "pairs": len(pairs), "held_out": len(rows), "labels": out}

@@ -10,6 +10,8 @@ SELECT claim_id, citation_id,
     min(evidence_score) AS score,
     min(coverage) AS coverage,
     sum(page_coverage * n_terms) / nullif(sum(n_terms), 0) AS plain_coverage,
+    avg(coalesce(coverage, 0)) AS mean_coverage,
+    avg(CASE WHEN len(mismatch_kinds) > 0 THEN 1.0 ELSE 0.0 END) AS mismatch_share,
     list(DISTINCT verdict ORDER BY verdict) AS signals
 FROM rows
 GROUP BY ALL

@@ -49,6 +49,8 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "review_queue",
         "annotation_agreement",
         "support_evidence",
+        "grader_judgments",
+        "review_sample",
         "citation_captures",
         "citation_existence",
         "payload_texts",
