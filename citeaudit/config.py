@@ -31,6 +31,10 @@ DEFAULT_STRIP_PARAMS = ("utm_*", "fbclid", "gclid", "dclid", "msclkid", "mc_eid"
                         "_ga", "yclid", "igshid", "ref_src")
 
 
+DEFAULT_PORTS = (80, 443, 8080, 8443)
+"""Ports a fetched URL may name by default: the web's usual ones (``fetch.allowed_ports``)."""
+
+
 class ConfigError(ValueError):
     """A config file that cannot be used: the message names the file and the key."""
 
@@ -69,6 +73,17 @@ class FetchSettings:
     warc_max_bytes: int = 1024 * 1024 * 1024
     strip_params: tuple[str, ...] = DEFAULT_STRIP_PARAMS
     operator: str | None = None
+    allow_private_networks: bool = False
+    allowed_ports: tuple[int, ...] = DEFAULT_PORTS
+
+    def scope(self):
+        """The request scope of these settings (:class:`citeaudit.archive.capture.scope.Scope`):
+        which schemes, ports, hosts and addresses a fetch may reach."""
+        from citeaudit.archive.capture.scope import Scope
+
+        return Scope(allow_private_networks=self.allow_private_networks,
+                     allowed_ports=self.allowed_ports, allow_hosts=self.allow_hosts,
+                     deny_hosts=self.deny_hosts)
 
     def with_via(self, via: str | None) -> FetchSettings:
         """The same settings with every request sent to ``via`` (None keeps the file's)."""
@@ -91,6 +106,7 @@ _FETCH_KINDS: dict[str, tuple[str, float | None]] = {
     "allow_hosts": ("list", None), "deny_hosts": ("list", None),
     "reference_window_hours": ("float", 0.0), "current_after_days": ("float", 0.0),
     "warc_max_bytes": ("int", 1024), "strip_params": ("list", None),
+    "allow_private_networks": ("bool", None), "allowed_ports": ("ports", None),
 }
 
 
@@ -105,6 +121,12 @@ def _value(path: Path, key: str, kind: str, minimum: float | None, raw: Any) -> 
         if not isinstance(raw, str) or not raw.strip():
             raise _fail(path, key, f"expected a non-empty string, got {raw!r}")
         return raw.strip()
+    if kind == "ports":
+        if not isinstance(raw, list) or not raw or not all(
+                isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 65535 for x in raw):
+            raise _fail(path, key, f"expected a non-empty list of port numbers (1-65535), "
+                        f"got {raw!r}")
+        return tuple(raw)
     if kind == "list":
         if not isinstance(raw, list) or not all(isinstance(x, str) and x.strip() for x in raw):
             raise _fail(path, key, f"expected a list of non-empty strings, got {raw!r}")

@@ -48,7 +48,9 @@ def pywb(tmp_path_factory: pytest.TempPathFactory):
 
 
 def settings(**kw) -> FetchSettings:
+    # the archive under test listens on loopback: the tests opt in explicitly
     return FetchSettings(**({"contact": "ops@example.org", "per_host_delay_seconds": 0.0,
+                             "allow_private_networks": True,
                              "read_timeout_seconds": 5.0, "total_timeout_seconds": 10.0,
                              "retry_backoff_seconds": 0.01, "max_retries": 1} | kw))
 

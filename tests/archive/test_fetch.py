@@ -13,6 +13,7 @@ import pyarrow as pa
 from warcio.archiveiterator import ArchiveIterator
 
 from citeaudit.archive.capture import CrawlResult, archive_date, http_get, read_logs
+from citeaudit.archive.capture.scope import Scope
 from citeaudit.archive.index import index_paths, to_cdxj_lines
 from citeaudit.config import FetchSettings
 from tests.archive.fetch_site import BIG, FetchSite
@@ -31,7 +32,9 @@ def tables(urls: list[str]) -> tuple[pa.Table, pa.Table]:
 
 
 def settings(site: FetchSite, **kw) -> FetchSettings:
+    # the loopback test site is a private address: the tests opt in explicitly
     base = dict(enabled=True, via=site.origin, contact="ops@example.org",
+                allow_private_networks=True,
                 per_host_delay_seconds=0.0, read_timeout_seconds=2.0,
                 total_timeout_seconds=3.0, max_retry_after_seconds=5.0,
                 retry_backoff_seconds=0.05, max_body_bytes=100_000)
@@ -165,7 +168,8 @@ def test_refused_connection_and_deny_list(tmp_path):
 
     port = free_port()
     att = http_get("http://c.test/", via=f"http://127.0.0.1:{port}", user_agent="t",
-                   connect_timeout=1, read_timeout=1, total_timeout=1, max_body=10)
+                   connect_timeout=1, read_timeout=1, total_timeout=1, max_body=10,
+                   scope=Scope(allow_private_networks=True))
     assert att.outcome == "connection_error"
     with FetchSite() as site:
         res = run(tmp_path, site, ["http://blocked.test/page1", "http://ok.test/page1"],
@@ -254,5 +258,5 @@ def test_tls_failure_is_an_outcome():
     with FetchSite() as site:
         att = http_get("https://t.test/page1", via=site.origin.replace("http:", "https:"),
                        user_agent="t", connect_timeout=2, read_timeout=2, total_timeout=3,
-                       max_body=1000)
+                       max_body=1000, scope=Scope(allow_private_networks=True))
     assert att.outcome == "tls_error" and att.exchange is None

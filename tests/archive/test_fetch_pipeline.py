@@ -61,6 +61,7 @@ def test_run_with_fetch_enabled_archives_live_and_aligns(tmp_path, monkeypatch):
     with FetchSite() as site:
         raw = make_raw(tmp_path, urls, {"enabled": True, "via": site.origin,
                                         "contact": "ops@example.org",
+                                        "allow_private_networks": True,
                                         "per_host_delay_seconds": 0.0})
         home = tmp_path / "home"
         home.mkdir()
@@ -110,6 +111,7 @@ def test_sigkill_mid_crawl_leaves_no_visible_partial_warc_and_rerun_completes(tm
     urls = [f"http://k{i}.test/page{j}" for i in range(2) for j in range(12)]
     with FetchSite() as site:
         raw = make_raw(tmp_path, urls, {"contact": "ops@example.org",
+                                        "allow_private_networks": True,
                                         "per_host_delay_seconds": 0.25, "concurrency": 2})
         command = [str(Path(sys.executable).with_name("citeaudit")), "archive", "--raw",
                    str(raw), "--date", DAY, "--via", site.origin]

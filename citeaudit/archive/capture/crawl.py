@@ -45,10 +45,10 @@ from citeaudit.archive.capture.fetcher import (
     Attempt,
     HostGate,
     RobotsCache,
-    host_matches,
     http_get,
 )
 from citeaudit.archive.capture.from_archives import lookup_archives
+from citeaudit.archive.capture.scope import Refused, strip_credentials
 from citeaudit.archive.capture.warc_writer import (
     FetchWarcWriter,
     Written,
@@ -65,11 +65,14 @@ OUTCOMES = (
     "fetched", "not_modified", "robots_disallowed", "host_denied", "timeout", "dns_error",
     "tls_error", "connection_error", "connection_reset", "bad_response", "too_large",
     "gave_up_after_retries", "retry_scheduled", "skipped_recent_capture", "unsupported_url",
-    "redirect_loop", "too_many_redirects",
+    "redirect_loop", "too_many_redirects", "private_address", "port_refused",
 )
 """Outcome names of the live source. ``not_modified``: fetched, payload identical to the last
 capture, written as a revisit record. ``retry_scheduled``: an attempt answered 429/503 or reset
-that will be tried again. ``too_large``: body cut at ``max_body_bytes`` (WARC-Truncated)."""
+that will be tried again. ``too_large``: body cut at ``max_body_bytes`` on the wire or once
+decoded (WARC-Truncated). ``private_address``, ``port_refused``, ``host_denied``,
+``unsupported_url``: outside the crawl's scope (:mod:`citeaudit.archive.capture.scope`),
+nothing sent."""
 
 RETRY_STATUSES = (429, 503)
 
@@ -85,7 +88,7 @@ def canonical_url(url: str | None, strip: tuple[str, ...]) -> tuple[str | None, 
     if url is None:
         return None, None
     globs = [g.lower() for g in strip]
-    canon = canonicalize(url.strip(), lambda name: any(
+    canon = canonicalize(strip_credentials(url.strip()), lambda name: any(
         fnmatch.fnmatchcase(name.lower(), g) for g in globs), strict=True)
     return canon.url, canon.key
 
@@ -130,6 +133,7 @@ class _Crawler:
         self.ua = settings.user_agent_string(software_version())
         self.gate = HostGate(settings.per_host_delay_seconds, sleep)
         self.log = FetchLog()
+        self.scope = settings.scope()
         self.robots = RobotsCache(self._fetch_robots)
         self.last: dict[str, tuple[str, str, str]] = {}
 
@@ -138,7 +142,8 @@ class _Crawler:
         return http_get(url, via=s.via, user_agent=self.ua,
                         connect_timeout=s.connect_timeout_seconds,
                         read_timeout=s.read_timeout_seconds,
-                        total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes)
+                        total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes,
+                        scope=self.scope)
 
     def _polite_get(self, url: str) -> Attempt:
         host = (urlsplit(url).hostname or "").lower()
@@ -170,11 +175,19 @@ class _Crawler:
             warc_length=where.length if where else None, detail=detail or att.detail)
 
     def _refusal(self, url: str) -> tuple[str, str] | None:
-        host = (urlsplit(url).hostname or "").lower()
-        if self.s.deny_hosts and host_matches(host, self.s.deny_hosts):
-            return "host_denied", "host on fetch.deny_hosts"
-        if self.s.allow_hosts and not host_matches(host, self.s.allow_hosts):
-            return "host_denied", "host not on fetch.allow_hosts"
+        """Why ``url`` is out of the crawl's scope by its text alone (scheme, port, a literal
+        address in any spelling, a listed name), before robots.txt is asked; the resolved
+        addresses are checked by :func:`http_get` on every request."""
+        try:
+            host, port, literal = self.scope.check_url(url, resolves=not self.s.via)
+            if literal is None and not self.s.via:
+                # a name pointing inside is refused here, with its reason, before robots.txt
+                # is asked; the connection itself is checked again (no trust in this answer)
+                self.scope.resolve(host, port)
+        except Refused as exc:
+            return exc.outcome, exc.detail
+        except (OSError, UnicodeError):
+            return None  # the fetch reports the DNS failure as its own outcome
         return None
 
     def page(self, row: dict) -> None:
@@ -205,7 +218,7 @@ class _Crawler:
             if not (att.status and 300 <= att.status < 400 and loc):
                 return
             try:
-                url = urljoin(url, loc.strip())
+                url = strip_credentials(urljoin(url, loc.strip()))
             except ValueError:
                 return
             if url in seen:
@@ -365,7 +378,8 @@ def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers:
                  key=lambda u: u or "")
     if bad:
         rows = [dict.fromkeys(FETCH_LOG_SCHEMA.names) | {
-            "cited_url": u, "url": u, "purpose": "reference", "hop": 0, "attempt": 0,
+            "cited_url": strip_credentials(u), "url": strip_credentials(u),
+            "purpose": "reference", "hop": 0, "attempt": 0,
             "outcome": "unsupported_url", "detail": "not an absolute http(s) URL"} for u in bad]
         result.log = pa.concat_tables([result.log, pa.Table.from_pylist(rows, FETCH_LOG_SCHEMA)])
     write_log(raw, observation_date, result.log, now)

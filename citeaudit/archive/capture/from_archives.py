@@ -18,6 +18,9 @@ an archived 404 with HTTP 200 in some modes, so the replay cannot say what was a
 archived redirect is followed inside the same archive (each hop its own lookup, at most
 ``fetch.max_redirects``).
 
+The configured archive's own origin is the operator's choice (like ``fetch.via``); any other URL
+an archive points to (an availability API's snapshot URL, a redirect elsewhere) obeys the
+crawl's scope (:mod:`citeaudit.archive.capture.scope`: no private addresses, the host lists).
 Every request goes through the live crawl's politeness (:class:`HostGate` per archive host,
 the ``fetch:`` timeouts, retries after 429/503/resets) and leaves ``fetch_log`` rows with
 purpose ``archive:<name>``: ``archive_fetched``, ``archive_no_capture`` (the archive answered
@@ -62,6 +65,16 @@ OUTCOMES = ("archive_fetched", "archive_no_capture", "archive_error", "retry_sch
 RETRY_STATUSES = (429, 503)
 
 
+def _origin(url: str) -> str:
+    """scheme://host:port of a URL (default ports spelled out), for comparing origins."""
+    try:
+        p = urlsplit(url)
+        port = p.port or (443 if p.scheme.lower() == "https" else 80)
+    except ValueError:
+        return ""
+    return f"{p.scheme.lower()}://{(p.hostname or '').lower()}:{port}"
+
+
 class ArchiveLookup:
     """Asks the configured archives for one date's missing pages; see the module docstring.
 
@@ -78,6 +91,8 @@ class ArchiveLookup:
         self.ua = settings.user_agent_string(software_version())
         self.gate = HostGate(settings.per_host_delay_seconds, self.sleep)
         self.window = dt.timedelta(hours=settings.reference_window_hours)
+        self.scope = settings.scope()
+        self.trusted = {_origin(a.url) for a in archives}
         self.writers = {a.name: FetchWarcWriter(
             raw, crawl_date, observation_date, max_bytes=settings.warc_max_bytes,
             info=default_info(settings.operator, settings.contact, self.ua, None) | {
@@ -98,7 +113,8 @@ class ArchiveLookup:
             att = http_get(url, via=None, user_agent=self.ua,
                            connect_timeout=s.connect_timeout_seconds,
                            read_timeout=s.read_timeout_seconds,
-                           total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes)
+                           total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes,
+                           scope=self.scope, trusted=_origin(url) in self.trusted)
             if att.retry_after is not None and att.status in RETRY_STATUSES:
                 defer(min(att.retry_after, s.max_retry_after_seconds))
         return att
