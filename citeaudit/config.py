@@ -75,6 +75,7 @@ class FetchSettings:
     operator: str | None = None
     allow_private_networks: bool = False
     allowed_ports: tuple[int, ...] = DEFAULT_PORTS
+    soft_404_probe: bool = True
 
     def scope(self):
         """The request scope of these settings (:class:`citeaudit.archive.capture.scope.Scope`):
@@ -107,6 +108,7 @@ _FETCH_KINDS: dict[str, tuple[str, float | None]] = {
     "reference_window_hours": ("float", 0.0), "current_after_days": ("float", 0.0),
     "warc_max_bytes": ("int", 1024), "strip_params": ("list", None),
     "allow_private_networks": ("bool", None), "allowed_ports": ("ports", None),
+    "soft_404_probe": ("bool", None),
 }
 
 

@@ -33,8 +33,9 @@ def tables(urls: list[str]) -> tuple[pa.Table, pa.Table]:
 
 def settings(site: FetchSite, **kw) -> FetchSettings:
     # the loopback test site is a private address: the tests opt in explicitly
+    # (the soft-404 probe is tested in test_soft404_probe.py and in the delay test here)
     base = dict(enabled=True, via=site.origin, contact="ops@example.org",
-                allow_private_networks=True,
+                allow_private_networks=True, soft_404_probe=False,
                 per_host_delay_seconds=0.0, read_timeout_seconds=2.0,
                 total_timeout_seconds=3.0, max_retry_after_seconds=5.0,
                 retry_backoff_seconds=0.05, max_body_bytes=100_000)
@@ -81,10 +82,11 @@ def test_per_host_delay_holds_on_the_server_side(tmp_path):
     urls = [f"http://d.test/page{i}" for i in range(4)] + \
         [f"http://e.test/page{i}" for i in range(4)]
     with FetchSite() as site:
-        run(tmp_path, site, urls, per_host_delay_seconds=0.4, concurrency=4)
+        run(tmp_path, site, urls, per_host_delay_seconds=0.4, concurrency=4,
+            soft_404_probe=True)
     for host in ("d.test", "e.test"):
         times = [t for h, _, t in site.log.requests if h == host]
-        assert len(times) == 5  # robots + 4 pages
+        assert len(times) == 6  # robots + 4 pages + the soft-404 probe, all at the delay
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         assert min(gaps) >= 0.38, gaps
     # the two hosts were crawled side by side, not one after the other

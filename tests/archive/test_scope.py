@@ -41,7 +41,8 @@ def crawl(raw: Path, urls: list[str], **kw) -> CrawlResult:
     ans = pa.table({"answer_id": ["a"], "observed_at": pa.array([T0], TS)})
     s = FetchSettings(**({"enabled": True, "contact": "ops@example.org",
                           "per_host_delay_seconds": 0.0, "read_timeout_seconds": 2.0,
-                          "total_timeout_seconds": 3.0, "max_retries": 0} | kw))
+                          "total_timeout_seconds": 3.0, "max_retries": 0,
+                          "soft_404_probe": False} | kw))
     return archive_date(raw, DAY, cit, ans, s, now=T0)
 
 

@@ -25,6 +25,7 @@ import base64
 import datetime as dt
 import fnmatch
 import hashlib
+import secrets
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -75,6 +76,19 @@ decoded (WARC-Truncated). ``private_address``, ``port_refused``, ``host_denied``
 nothing sent."""
 
 RETRY_STATUSES = (429, 503)
+
+
+def _origin(url: str) -> str:
+    """The soft-404 probe's grouping key of a URL: ``scheme://host:port``."""
+    from citeaudit.alignment.soft404 import origin_of
+
+    return origin_of(url) or url
+
+
+def origin_base(url: str) -> str:
+    """``scheme://netloc`` of a URL as written (no credentials)."""
+    p = urlsplit(strip_credentials(url))
+    return f"{p.scheme.lower()}://{p.netloc.lower()}"
 
 
 def canonical_url(url: str | None, strip: tuple[str, ...]) -> tuple[str | None, str | None]:
@@ -136,6 +150,9 @@ class _Crawler:
         self.scope = settings.scope()
         self.robots = RobotsCache(self._fetch_robots)
         self.last: dict[str, tuple[str, str, str]] = {}
+        # origin -> a cited URL of it that answered 2xx: the hosts worth a soft-404 probe
+        self.probe_wanted: dict[str, str] = {}
+        self._probe_lock = threading.Lock()
 
     def _get(self, url: str) -> Attempt:
         s = self.s
@@ -216,6 +233,9 @@ class _Crawler:
                 return
             loc = att.location
             if not (att.status and 300 <= att.status < 400 and loc):
+                if purpose != "probe" and att.status and 200 <= att.status < 300:
+                    with self._probe_lock:
+                        self.probe_wanted.setdefault(_origin(cited), cited)
                 return
             try:
                 url = strip_credentials(urljoin(url, loc.strip()))
@@ -231,6 +251,16 @@ class _Crawler:
                      purpose=purpose, hop=self.s.max_redirects + 1, attempt=0, where=None,
                      record_type=None, outcome="too_many_redirects",
                      detail=f"more than {self.s.max_redirects} redirects")
+
+    def probe(self, origin: str) -> None:
+        """Fetch one random path that cannot exist on ``origin`` (in the directory of a cited
+        page there), as a page with purpose ``probe``: same scope, robots and delay; the
+        soft-404 check compares the cited pages with it (citeaudit/alignment/soft404.py)."""
+        example = self.probe_wanted[origin]
+        path = urlsplit(example).path or "/"
+        folder = path.rsplit("/", 1)[0] + "/"
+        url = f"{origin_base(example)}{folder}{secrets.token_hex(10)}"
+        self.page({"canonical_url": url, "canonical_key": None, "purpose": "probe"})
 
     def _with_retries(self, url, cited, key, purpose, hop) -> Attempt | None:
         """Fetch with bounded retries; archive and log the result. None when nothing archived."""
@@ -260,6 +290,11 @@ class _Crawler:
             if hop == 0 and att.outcome == "fetched":
                 revisit = self._same_as_last(att)
             where = self.writer.write_exchange(att.exchange, revisit)
+            if purpose == "probe" and hop == 0:
+                self.writer.write_metadata(url, where.record_id, [
+                    ("citeaudit-probe", "soft-404 probe: a random path that cannot exist"),
+                    ("probe-of", origin_base(url)), ("cited-example", self.probe_wanted.get(
+                        _origin(url), ""))], att.started_at)
             self._record(att, cited_url=cited, key=key, purpose=purpose, hop=hop,
                          attempt=attempt, where=where,
                          record_type="revisit" if revisit else "response",
@@ -313,6 +348,7 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
     lock = threading.Lock()
 
     def run_host(pages: Iterable[dict]) -> None:
+        pages = list(pages)
         for r in pages:
             try:
                 crawler.page(r)
@@ -324,6 +360,16 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
                 done[0] += 1
                 if progress:
                     progress(done[0], total)
+        if settings.soft_404_probe:
+            origins = sorted({_origin(r["canonical_url"]) for r in pages})
+            for o in origins:
+                if o in crawler.probe_wanted:
+                    try:
+                        crawler.probe(o)
+                    except Exception as exc:  # a bug must not lose the crawl: log it, go on
+                        crawler.log.add(cited_url=o, url=o, purpose="probe", hop=0, attempt=0,
+                                        outcome="internal_error",
+                                        detail=f"{type(exc).__name__}: {exc}")
 
     try:
         with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:

@@ -252,6 +252,24 @@ class FetchWarcWriter:
                 self._finish()
             return where
 
+    def write_metadata(self, url: str, refers_to: str | None, fields: list[tuple[str, str]],
+                       when: dt.datetime) -> Written:
+        """A ``metadata`` record (``application/warc-fields``) about ``url``, e.g. naming a
+        response as a soft-404 probe (WARC-Refers-To that response's record ID)."""
+        date = when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        body = "".join(f"{k}: {v}\r\n" for k, v in fields).encode("utf-8")
+        headers = {"WARC-Date": date}
+        if refers_to:
+            headers["WARC-Refers-To"] = refers_to
+        with self._lock:
+            if self._writer is None:
+                self._start()
+            assert self._writer is not None
+            meta = self._writer.create_warc_record(
+                url, "metadata", payload=BytesIO(body),
+                warc_content_type="application/warc-fields", warc_headers_dict=headers)
+            return self._write(meta)
+
     def close(self) -> list[Path]:
         """Close (and rename) the open file; returns every file this writer closed."""
         with self._lock:
