@@ -57,7 +57,8 @@ def make_raw(root: Path, urls: list[str], fetch: dict | None) -> Path:
 
 def test_run_with_fetch_enabled_archives_live_and_aligns(tmp_path, monkeypatch):
     urls = ["http://live.test/page1", "http://live.test/gone", "http://live.test/private/p",
-            "http://live.test/hop0"]
+            "http://live.test/hop0", "http://soft.test/news/gone-story",
+            "http://live.test/paywalled", "http://live.test/challenge", "http://soft.test/page2"]
     with FetchSite() as site:
         raw = make_raw(tmp_path, urls, {"enabled": True, "via": site.origin,
                                         "contact": "ops@example.org",
@@ -88,6 +89,20 @@ def test_run_with_fetch_enabled_archives_live_and_aligns(tmp_path, monkeypatch):
     assert states["a1-x1"][0] == "dead"          # a 410 at citation time
     assert states["a1-x2"][0] == "unresolved"       # never fetched: robots said no
     assert states["a1-x3"][0] == "pass"          # followed through the recorded hops
+    # a 200 "not found" page, shown to be one by the crawl's probe of its site: dead
+    assert states["a1-x4"] == ("dead", "soft_404")
+    evidence = {r["citation_id"]: r["soft_404_evidence"] for r in l1.to_pylist()}
+    assert evidence["a1-x4"] == "probe_match"
+    assert states["a1-x7"] == ("pass", "ok")     # a real page of the same soft-404 site
+    # walls: unresolved, never pass or dead, and L2 has no text to call "not in page"
+    assert states["a1-x5"] == ("unresolved", "paywall")
+    assert states["a1-x6"] == ("unresolved", "bot_challenge")
+    probes = [r for r in log if r["purpose"] == "probe"]
+    assert {r["url"].split("/")[2] for r in probes} == {"live.test", "soft.test"}
+    assert all(r["outcome"] == "fetched" for r in probes)
+    ev = pq.read_table(derived / "support_evidence" / day / books[0] / "data.parquet")
+    ev_states = {r["citation_id"]: (r["verdict"], r["reason"]) for r in ev.to_pylist()}
+    assert ev_states["a1-x5"] == ("unresolved", "page_unavailable")
 
 
 def test_run_never_fetches_by_default(tmp_path, monkeypatch):
