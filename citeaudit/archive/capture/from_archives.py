@@ -14,7 +14,9 @@ InternetArchiveBot asks for the snapshot closest to the access date):
    ``metadata`` record naming the archive and the memento URL.
 
 The status written is the archive index's ``status`` field, never the replay's: pywb replays
-an archived 404 with HTTP 200 in some modes, so the replay cannot say what was archived. An
+an archived 404 with HTTP 200 in some modes, so the replay cannot say what was archived. A
+replay answering exactly the 5xx the index lists is that capture (pywb's raw mode replays an
+archived 500 as 500; not retried); any other 5xx is the archive's own error (``archive_error``). An
 archived redirect is followed inside the same archive (each hop its own lookup, at most
 ``fetch.max_redirects``).
 
@@ -131,12 +133,14 @@ class ArchiveLookup:
             warc_file=where.file if where else None, warc_offset=where.offset if where else None,
             warc_length=where.length if where else None, detail=detail)
 
-    def _get_with_retries(self, url: str, row: dict, purpose: str, hop: int
-                          ) -> tuple[Attempt, int]:
-        """GET with the live crawl's bounded retries; the last attempt and its number."""
+    def _get_with_retries(self, url: str, row: dict, purpose: str, hop: int,
+                          archived_status: int | None = None) -> tuple[Attempt, int]:
+        """GET with the live crawl's bounded retries; the last attempt and its number. A
+        memento whose index lists a 503 (``archived_status``) replays as 503: not retried."""
         for attempt in range(1, self.s.max_retries + 2):
             att = self._get(url)
-            retryable = att.status in RETRY_STATUSES or att.outcome == "connection_reset"
+            retryable = (att.status in RETRY_STATUSES and att.status != archived_status) \
+                or att.outcome == "connection_reset"
             if not retryable or attempt > self.s.max_retries:
                 return att, attempt
             wait = att.retry_after if att.retry_after is not None else \
@@ -156,11 +160,11 @@ class ArchiveLookup:
                 break
         return outcome
 
-    def _failed(self, att: Attempt) -> str | None:
+    def _failed(self, att: Attempt, archived_status: int | None = None) -> str | None:
         """Why an answer is no usable answer (None when it is one)."""
         if att.exchange is None:
             return f"{att.outcome}: {att.detail or ''}".strip()
-        if att.status in RETRY_STATUSES:
+        if att.status in RETRY_STATUSES and att.status != archived_status:
             return f"HTTP {att.status} after {self.s.max_retries} retries"
         if att.outcome == "too_large":
             return f"answer larger than fetch.max_body_bytes ({self.s.max_body_bytes})"
@@ -215,16 +219,19 @@ class ArchiveLookup:
         URI; returns its archived Location ("" when none), or None when nothing could be
         written (an ``archive_error`` row says why)."""
         murl = memento_url(archive, pick)
-        att, n = self._get_with_retries(murl, row, purpose, hop)
+        att, n = self._get_with_retries(murl, row, purpose, hop, pick.status)
         for _ in range(self.s.max_redirects):
             # the archive's own redirect to the exact memento (not an archived redirect)
             if not (att.exchange and att.status and 300 <= att.status < 400 and att.location
                     and not 300 <= pick.status < 400):
                 break
             murl = urljoin(murl, att.location)
-            att, n = self._get_with_retries(murl, row, purpose, hop)
-        why = self._failed(att)
-        if why is None and att.status is not None and att.status >= 500:
+            att, n = self._get_with_retries(murl, row, purpose, hop, pick.status)
+        why = self._failed(att, pick.status)
+        # the status is the index's; a raw replay of an archived 5xx answers that 5xx (the
+        # capture), any other 5xx is the archive's own error
+        if why is None and att.status is not None and att.status >= 500 \
+                and att.status != pick.status:
             why = f"replay answered HTTP {att.status}"
         if why is not None:
             self._row(att, row, purpose, hop, n, "archive_error", f"memento {murl}: {why}",
