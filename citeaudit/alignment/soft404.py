@@ -15,7 +15,7 @@ Evidence, strongest first (:func:`judge`); only *strong* evidence makes L1 ``dea
   non-root page (``/404.html``, ``/search``);
 - ``probe_match``: the probe answered 2xx and the cited page's text is the probe's (lines
   compared after masking the requested paths and digits: similarity ≥ 0.9 and at most
-  ``MAX_PAGE_ONLY_CHARS`` characters of the cited page not in the probe);
+  ``MAX_ONLY_CHARS`` characters of either page not in the other);
 - ``probe_message``: the cited page shows the server's own not-found message, as the probe
   page shows it ("Sorry, we couldn't find that page."), while another page of the same site
   does not (so the line is the message, not a search box of the site's template);
@@ -49,10 +49,11 @@ _ROOT_FILES = {"", "index", "index.html", "index.htm", "index.php", "index.asp",
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
 
-MAX_PAGE_ONLY_CHARS = 40
-"""``probe_match`` needs the cited page to add at most this many characters (normalized lines)
-to the probe's text: a soft-404 is the probe's page again, while even a short real page in a
-heavy template brings its own sentences."""
+MAX_ONLY_CHARS = 40
+"""``probe_match`` needs the cited page and the probe to differ by at most this many characters
+(normalized lines) each way: a soft-404 is the probe's page again, while even a short real page
+in a heavy template brings its own sentences (and a probe page listing that very article among
+"popular articles" brings others)."""
 
 PAGE_CHECKS_SCHEMA = pa.schema([
     pa.field("citation_id", pa.string()),
@@ -136,7 +137,8 @@ def _lines(text: str, paths: Iterable[str]) -> dict[str, int]:
 
 
 def similarity(page: str, probe: str, paths: Iterable[str] = ()) -> tuple[float, int]:
-    """(character-weighted line similarity 0..1, characters of the page not in the probe)."""
+    """(character-weighted line similarity 0..1, characters that only one of the two pages
+    has: the larger of page-only and probe-only)."""
     paths = list(paths)
     a, b = _lines(page, paths), _lines(probe, paths)
     if not a and not b:
@@ -144,7 +146,8 @@ def similarity(page: str, probe: str, paths: Iterable[str] = ()) -> tuple[float,
     shared = sum(min(a[k], b[k]) for k in a.keys() & b.keys())
     total = sum(a.values()) + sum(b.values()) - shared
     page_only = sum(v for k, v in a.items() if k not in b)
-    return (shared / total if total else 1.0), page_only
+    probe_only = sum(v for k, v in b.items() if k not in a)
+    return (shared / total if total else 1.0), max(page_only, probe_only)
 
 
 def _path_variants(url: str | None) -> list[str]:
@@ -168,16 +171,20 @@ def _path_variants(url: str | None) -> list[str]:
 
 
 def message_lines(probe_text: str, page_text: str, others: Iterable[str],
-                  paths: Iterable[str]) -> list[str]:
+                  paths: Iterable[str], title: str | None = None) -> list[str]:
     """The server's not-found message lines (lines of its probe page saying a page is missing)
     that the cited page shows too and that at least one *other* page of the site does not show
-    (so they are the message, not a search box in the site's template)."""
+    (so they are the message, not a search box in the site's template). A line inside the
+    cited page's own ``<title>`` is its headline, not a message (an article about HTTP errors
+    that the probe page lists among popular articles)."""
     from citeaudit.alignment.page_signals import is_not_found_sentence
 
     paths = list(paths)
     probe = _lines(probe_text, paths)
     page = _lines(page_text, paths)
-    shared = [ln for ln in probe if ln in page and is_not_found_sentence(ln)]
+    own = next(iter(_lines(title, paths)), "") if title else ""
+    shared = [ln for ln in probe if ln in page and is_not_found_sentence(ln)
+              and ln not in own]
     if not shared:
         return []
     other_sets = [_lines(o, paths) for o in others]
@@ -186,9 +193,11 @@ def message_lines(probe_text: str, page_text: str, others: Iterable[str],
 
 def judge(cited_url: str | None, final_url: str | None, final_status: int | None,
           hops: int | None, text: str | None, not_found_signal: str | None,
-          probe: Probe | None, others: Iterable[str] = ()) -> Judgement:
+          probe: Probe | None, others: Iterable[str] = (), title: str | None = None
+          ) -> Judgement:
     """The soft-404 evidence for one cited page (see the module docstring); ``others``: the
-    texts of other pages of the same site (for ``probe_message``)."""
+    texts of other pages of the same site, ``title`` the page's ``<title>`` (for
+    ``probe_message``)."""
     if final_status is None or not 200 <= final_status <= 299:
         return Judgement()
     flag = "not_found_words" if not_found_signal == "weak" else None
@@ -202,10 +211,10 @@ def judge(cited_url: str | None, final_url: str | None, final_status: int | None
             return Judgement("probe_same_final_url")
         if text is not None and probe.text is not None:
             paths = _path_variants(cited_url) + _path_variants(probe.url)
-            sim, page_only = similarity(text, probe.text, paths)
-            if sim >= 0.9 and page_only <= MAX_PAGE_ONLY_CHARS:
+            sim, only = similarity(text, probe.text, paths)
+            if sim >= 0.9 and only <= MAX_ONLY_CHARS:
                 return Judgement("probe_match")
-            if message_lines(probe.text, text, others, paths):
+            if message_lines(probe.text, text, others, paths, title):
                 return Judgement("probe_message")
             if sim >= 0.6:
                 flag = "probe_similar"
@@ -262,7 +271,7 @@ def page_checks(aligned: pa.Table, texts: pa.Table, probes: dict[str, list[Probe
     """Per citation: the soft-404 evidence and flag, the probe compared with, and the wall
     found on the final page (``PAGE_CHECKS_SCHEMA``)."""
     by_payload = {r["payload_sha256"]: r for r in texts.select(
-        ["payload_sha256", "text", "not_found_signal", "wall"]).to_pylist()}
+        ["payload_sha256", "text", "not_found_signal", "wall", "title"]).to_pylist()}
     cites = aligned.select(["citation_id", "url", "final_uri", "final_status", "hops",
                             "payload_sha256", "resolution_issue",
                             "final_capture_time"]).to_pylist()
@@ -281,7 +290,7 @@ def page_checks(aligned: pa.Table, texts: pa.Table, probes: dict[str, list[Probe
             others = [v for k, v in site_texts.get(origin_of(c["url"]) or "", {}).items()
                       if k != c["payload_sha256"]]
             j = judge(c["url"], c["final_uri"], c["final_status"], c["hops"], t["text"],
-                      t["not_found_signal"], probe, others)
+                      t["not_found_signal"], probe, others, t["title"])
         rows.append({"citation_id": c["citation_id"], "soft_404_evidence": j.evidence,
                      "soft_404_flag": j.flag, "probe_url": probe.url if probe else None,
                      "probe_status": probe.final_status if probe else None,

@@ -89,7 +89,9 @@ class Site:
         if self.behaviour == "generic_sorry":
             return self._page(self.name, f"<p>{t[1]}</p><p>{path}</p>")
         if self.behaviour == "sorry_with_related":
-            picks = random.sample(sorted(self.articles), k=min(3, len(self.articles)))
+            # random per request, deterministic per (site, path)
+            picks = random.Random(f"{self.name}{path}").sample(
+                sorted(self.articles), k=min(3, len(self.articles)))
             teasers = "".join(f"<h2><a href='{p}'>{self.articles[p][0]}</a></h2>"
                               f"<p>{self.articles[p][1][0]}</p>" for p in picks)
             return self._page(self.name, f"<p>{t[1]}</p><section>{teasers}</section>")

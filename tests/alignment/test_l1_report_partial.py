@@ -16,4 +16,4 @@ def test_partial_lists_soft_404s_and_walls_by_engine():
     assert "&lt;b&gt;engine&lt;/b&gt;" in html  # engine names are data: escaped
     none = _env().get_template("_l1.html.j2").render(
         l1={"categories": ["pass"], "rows": [{"label": "x", "counts": [3], "total": 3}]})
-    assert "None found" in none
+    assert "No cited page was a soft-404 or a wall." in none and "None" not in none

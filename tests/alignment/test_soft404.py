@@ -41,7 +41,7 @@ def evaluate(seed: int = 27) -> dict:
         others = [html_to_text(h) for (n, p), (_, st, _, h) in fetched.items()
                   if n == site.name and p != path and 200 <= st < 300]
         j = judge(site.origin + path, final, status, hops, text, facts.not_found,
-                  _probe(site, path, rng), others)
+                  _probe(site, path, rng), others, facts.title)
         said = j.evidence is not None
         counts[("tp" if missing else "fp") if said else ("fn" if missing else "tn")] += 1
         per_kind[(kind, said)] += 1
@@ -87,12 +87,16 @@ def test_not_found_phrases(title, h1, expected):
 def test_root_and_similarity_helpers():
     assert is_root("https://a.example/") and is_root("https://a.example/index.html")
     assert is_root("https://a.example/en/") and not is_root("https://a.example/news/1")
-    sim, page_only = similarity("Home\nNews\nA long unique paragraph of the article.",
-                                "Home\nNews\nSorry, not found.")
-    assert 0 < sim < 0.8 and page_only > 20
-    sim, page_only = similarity("Home\nThe page /a/b was not found", "Home\nThe page /x was "
-                                "not found", ["/a/b", "/x"])
-    assert sim == 1.0 and page_only == 0
+    sim, only = similarity("Home\nNews\nA long unique paragraph of the article.",
+                           "Home\nNews\nSorry, not found.")
+    assert 0 < sim < 0.8 and only > 20
+    sim, only = similarity("Home\nThe page /a/b was not found", "Home\nThe page /x was "
+                           "not found", ["/a/b", "/x"])
+    assert sim == 1.0 and only == 0
+    # a short article that a probe page lists among "popular articles": not the probe's page
+    sim, only = similarity("Home\nShort story\nOne line.", "Home\nSorry, not found.\n"
+                           "Short story\nOne line.\nOther story\nAnother line here.")
+    assert only > 40
 
 
 def _facts(html: str):
