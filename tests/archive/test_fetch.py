@@ -268,17 +268,17 @@ def test_soft_404_probe_once_per_site_archived_and_named(tmp_path):
     """After a site's cited pages, one random never-existing path in the directory of a cited
     page is fetched (only for sites that answered 2xx), archived with a metadata record naming
     it a probe, logged with purpose probe."""
-    urls = ["http://p.test/dir/page1", "http://p.test/dir/page2", "http://q.test/gone"]
+    urls = ["http://p.test/page1", "http://p.test/page2", "http://q.test/gone"]
     with FetchSite() as site:
         res = run(tmp_path, site, urls, soft_404_probe=True)
         paths = site.log.paths("p.test")
     probes = [r for r in res.log.to_pylist() if r["purpose"] == "probe"]
     assert len(probes) == 1  # q.test answered 410 only: nothing to compare, no probe
     probe = probes[0]
-    assert probe["url"].startswith("http://p.test/dir/") and probe["cited_url"] == probe["url"]
+    assert probe["url"].startswith("http://p.test/") and probe["cited_url"] == probe["url"]
     assert (probe["outcome"], probe["http_status"]) == ("fetched", 404)
-    assert paths == ["/robots.txt", "/dir/page1", "/dir/page2", probe["url"][len("http://p.test"):]]
+    assert paths == ["/robots.txt", "/page1", "/page2", probe["url"][len("http://p.test"):]]
     meta = [b for t, h, b in records(tmp_path)
             if t == "metadata" and h.get_header("WARC-Target-URI") == probe["url"]]
     assert len(meta) == 1 and b"citeaudit-probe: soft-404 probe" in meta[0]
-    assert b"cited-example: http://p.test/dir/page" in meta[0]
+    assert b"cited-example: http://p.test/page" in meta[0]

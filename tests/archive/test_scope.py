@@ -353,3 +353,15 @@ def test_a_header_trickle_stops_at_the_total_timeout():
         att = get(site, "/trickle", read_timeout=1.0, total_timeout=1.5)
     assert att.outcome == "timeout", (att.outcome, att.detail)
     assert "total time" in att.detail
+
+
+def test_the_connected_address_is_checked_again():
+    """The peer of the open socket is judged itself, whatever the name resolved to before
+    (a rebinding resolver cannot swap the address between check and connect)."""
+    with pytest.raises(Refused) as exc:
+        Scope().check_peer("public.example", "127.0.0.1")
+    assert exc.value.outcome == "private_address"
+    with pytest.raises(Refused):
+        Scope().check_peer("public.example", "::ffff:169.254.169.254")
+    Scope().check_peer("public.example", "93.184.216.34")
+    Scope(allow_private_networks=True).check_peer("intranet.example", "10.0.0.5")
