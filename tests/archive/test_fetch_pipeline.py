@@ -141,7 +141,17 @@ def test_sigkill_mid_crawl_leaves_no_visible_partial_warc_and_rerun_completes(tm
         assert list(raw.rglob("*.open"))
         rerun = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert rerun.returncode == 0, rerun.stderr
-    assert not list(raw.rglob("*.open"))              # the dead process's file was removed
+    assert not list(raw.rglob("*.open"))              # the dead process's files were settled
+    # what the killed crawl fetched was kept and not fetched again (at most the pages in
+    # flight at the kill, one per worker, are asked twice)
+    page_hits = [p for _, p, _ in site.log.requests if p.startswith("/page")]
+    assert len(page_hits) <= len(urls) + 2, len(page_hits)
+    logs = sorted((raw / "fetch_logs" / DAY).glob("*.parquet"))
+    assert len(logs) == 2                             # the killed crawl's log, then the rerun's
+    killed = pq.read_table(logs[0]).to_pylist()
+    assert sum(r["outcome"] == "fetched" and r["purpose"] != "robots" for r in killed) >= 4
+    rerun_log = pq.read_table(logs[1]).to_pylist()
+    assert sum(r["outcome"] == "skipped_recent_capture" for r in rerun_log) >= 4
     fetched = set()
     for f in _visible_warcs(raw):
         with open(f, "rb") as fh:

@@ -38,6 +38,7 @@ import pyarrow as pa
 from citeaudit import duck, storage
 from citeaudit.archive.capture.fetch_log import (
     FETCH_LOG_SCHEMA,
+    LOG_FOLDER,
     CrawlResult,
     FetchLog,
     write_log,
@@ -49,6 +50,7 @@ from citeaudit.archive.capture.fetcher import (
     http_get,
 )
 from citeaudit.archive.capture.from_archives import lookup_archives
+from citeaudit.archive.capture.resume import JOURNAL_SUFFIX, recover
 from citeaudit.archive.capture.scope import Refused, strip_credentials
 from citeaudit.archive.capture.warc_writer import (
     FetchWarcWriter,
@@ -140,13 +142,13 @@ def plan(cited: pa.Table, known: pa.Table, settings: FetchSettings, now: dt.date
 
 class _Crawler:
     def __init__(self, settings: FetchSettings, writer: FetchWarcWriter,
-                 sleep: Callable[[float], None]) -> None:
+                 sleep: Callable[[float], None], journal: Path | None = None) -> None:
         self.s = settings
         self.writer = writer
         self.sleep = sleep
         self.ua = settings.user_agent_string(software_version())
         self.gate = HostGate(settings.per_host_delay_seconds, sleep)
-        self.log = FetchLog()
+        self.log = FetchLog(journal)
         self.scope = settings.scope()
         self.robots = RobotsCache(self._fetch_robots)
         self.last: dict[str, tuple[str, str, str]] = {}
@@ -319,8 +321,12 @@ def _normal_digest(d: str | None) -> str | None:
 
 def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_date: str, *,
           now: dt.datetime | None = None, sleep: Callable[[float], None] | None = None,
-          progress: Callable[[int, int], None] | None = None) -> CrawlResult:
-    """Fetch the planned pages (see the module docstring); never raises for a bad page."""
+          progress: Callable[[int, int], None] | None = None,
+          journal_dir: Path | None = None) -> CrawlResult:
+    """Fetch the planned pages (see the module docstring); never raises for a bad page.
+    ``journal_dir``: where the rows are also journaled as they happen (a killed crawl's log
+    survives, :mod:`citeaudit.archive.capture.resume`); the caller removes the journal once the
+    log is written (``result.journal``)."""
     import time
 
     now = now or dt.datetime.now(dt.UTC)
@@ -329,7 +335,13 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
     writer = FetchWarcWriter(raw, crawl_date, observation_date, max_bytes=settings.warc_max_bytes,
                              info=default_info(settings.operator, settings.contact, ua,
                                                settings.via))
-    crawler = _Crawler(settings, writer, sleep or time.sleep)
+    journal = None
+    if journal_dir is not None:
+        import os
+
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        journal = journal_dir / f"{stamp}-{os.getpid()}{JOURNAL_SUFFIX}"
+    crawler = _Crawler(settings, writer, sleep or time.sleep, journal)
     rows = plan_rows.to_pylist()
     crawler.last = {r["canonical_url"]: (_normal_digest(r["last_digest"]), r["last_uri"],
                                          r["last_time"].strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -377,7 +389,9 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
                 f.result()
     finally:
         files = writer.close()
-    return CrawlResult(crawler.log.table(), files)
+    result = CrawlResult(crawler.log.table(), files)
+    result.journal = crawler.log
+    return result
 
 
 def known_captures(raw: Path, observation_date: str, days: int = 2) -> pa.Table:
@@ -408,10 +422,16 @@ def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers:
             "folder and copy it to object storage, or set fetch.enabled: false")
     now = now or dt.datetime.now(dt.UTC)
     cited = cited_table(citations, answers, settings.strip_params)
+    journal = None
     if live:
+        # a killed crawl of this date: its complete records and its log are kept, so the plan
+        # below does not fetch those pages again
+        recover(raw, observation_date)
         todo = plan(cited, known_captures(raw, observation_date), settings, now)
         result = crawl(todo, settings, raw, observation_date, now=now, sleep=sleep,
-                       progress=progress)
+                       progress=progress,
+                       journal_dir=storage.path(raw) / LOG_FOLDER / observation_date)
+        journal = result.journal
     else:
         result = CrawlResult(FETCH_LOG_SCHEMA.empty_table(), [])
     if archives:
@@ -429,4 +449,6 @@ def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers:
             "outcome": "unsupported_url", "detail": "not an absolute http(s) URL"} for u in bad]
         result.log = pa.concat_tables([result.log, pa.Table.from_pylist(rows, FETCH_LOG_SCHEMA)])
     write_log(raw, observation_date, result.log, now)
+    if journal is not None:
+        journal.close_journal()
     return result

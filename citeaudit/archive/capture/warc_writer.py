@@ -67,7 +67,11 @@ def fetched_files(raw: Path, observation_date: str) -> list[Path]:
 
 
 def remove_stale_open_files(folder: Path) -> list[Path]:
-    """Delete ``*.open`` files left by processes that are no longer running."""
+    """Settle ``*.open`` files left by processes that are no longer running: their complete
+    records are kept under the final name (:func:`citeaudit.archive.capture.resume.salvage_warc`),
+    a file with nothing but its warcinfo is removed."""
+    from citeaudit.archive.capture.resume import salvage_warc
+
     removed = []
     for p in sorted(folder.glob("citeaudit-*.warc.gz.*.open")):
         try:
@@ -75,7 +79,7 @@ def remove_stale_open_files(folder: Path) -> list[Path]:
         except ValueError:
             continue
         if pid != os.getpid() and not pid_alive(pid):
-            p.unlink(missing_ok=True)
+            salvage_warc(p)
             removed.append(p)
     return removed
 
