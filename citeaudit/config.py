@@ -181,12 +181,15 @@ class ArchiveSettings:
     """One entry of the ``archives:`` list: a public or local web archive asked, in list order,
     for the capture closest to a citation's reference time when no readable capture of the cited
     URL lies inside ``fetch.reference_window_hours`` of it. Politeness, timeouts, retries and
-    the User-Agent are those of ``fetch:``."""
+    the User-Agent are those of ``fetch:``. ``no_capture_cache_days``: an index query this
+    archive answered with no usable capture is not asked again within that many days (0: always
+    ask)."""
 
     name: str
     api: str
     url: str
     max_candidates: int = 25
+    no_capture_cache_days: float = 7.0
 
 
 def parse_archives(section: Any, path: Path) -> tuple[ArchiveSettings, ...]:
@@ -224,6 +227,10 @@ def parse_archives(section: Any, path: Path) -> tuple[ArchiveSettings, ...]:
         if "max_candidates" in entry:
             extra["max_candidates"] = _value(path, f"{where}.max_candidates", "int", 1,
                                              entry["max_candidates"])
+        if "no_capture_cache_days" in entry:
+            extra["no_capture_cache_days"] = _value(
+                path, f"{where}.no_capture_cache_days", "float", 0.0,
+                entry["no_capture_cache_days"])
         out.append(ArchiveSettings(name=name, api=api, url=url, **extra))
     return tuple(out)
 

@@ -126,9 +126,15 @@ def test_closest_capture_both_sides_404_missing_and_down(tmp_path: Path, pywb) -
     assert f"memento-url: {pywb.base_url}/fixture/20230302110000id_/http://site.test/gone" in meta
     assert gone[1][1].get_header("WARC-Refers-To") == gone[0][1].get_header("WARC-Record-ID")
 
-    # a rerun asks nothing for what it now holds
+    # a rerun asks nothing for what it now holds, and does not ask the same question again
+    # for what the archive said it lacks (within no_capture_cache_days)
     again = by_url(run(tmp_path, (local,)))
     assert set(again) == {"http://site.test/missing", "http://site.test/far"}
+    assert {r["outcome"] for rows in again.values() for r in rows} == {
+        "archive_no_capture_cached"}
+    fresh = by_url(run(tmp_path, (ArchiveSettings("local", "pywb", f"{pywb.base_url}/fixture",
+                                                  no_capture_cache_days=0),)))
+    assert {r["outcome"] for rows in fresh.values() for r in rows} == {"archive_no_capture"}
 
 
 def test_pywb_replays_an_archived_404_as_200(pywb) -> None:

@@ -27,7 +27,10 @@ Every request goes through the live crawl's politeness (:class:`HostGate` per ar
 the ``fetch:`` timeouts, retries after 429/503/resets) and leaves ``fetch_log`` rows with
 purpose ``archive:<name>``: ``archive_fetched``, ``archive_no_capture`` (the archive answered
 and holds nothing usable in the window), ``archive_error`` (unreachable, an error status, an
-unreadable answer: unresolved, never a negative finding), ``retry_scheduled``.
+unreadable answer: unresolved, never a negative finding), ``retry_scheduled``,
+``archive_no_capture_cached`` (the very same index query was answered "no capture" within
+``archives[].no_capture_cache_days``, default 7, in an earlier crawl of the date: not asked
+again).
 """
 
 from __future__ import annotations
@@ -61,7 +64,8 @@ from citeaudit.archive.lookup import (
 )
 from citeaudit.config import ArchiveSettings, FetchSettings
 
-OUTCOMES = ("archive_fetched", "archive_no_capture", "archive_error", "retry_scheduled")
+OUTCOMES = ("archive_fetched", "archive_no_capture", "archive_no_capture_cached",
+            "archive_error", "retry_scheduled")
 """Outcome names of the archive source (see the module docstring)."""
 
 RETRY_STATUSES = (429, 503)
@@ -95,6 +99,9 @@ class ArchiveLookup:
         self.window = dt.timedelta(hours=settings.reference_window_hours)
         self.scope = settings.scope()
         self.trusted = {_origin(a.url) for a in archives}
+        self.now = dt.datetime.now(dt.UTC)  # wall clock, as the log's requested_at
+        # index query URL -> when an archive last answered it with no usable capture
+        self.no_capture: dict[str, dt.datetime] = {}
         self.writers = {a.name: FetchWarcWriter(
             raw, crawl_date, observation_date, max_bytes=settings.warc_max_bytes,
             info=default_info(settings.operator, settings.contact, self.ua, None) | {
@@ -177,6 +184,17 @@ class ArchiveLookup:
         for hop in range(self.s.max_redirects + 1):
             seen.add(url)
             q = query_url(archive, url, ref, self.window)
+            asked = self.no_capture.get(q)
+            if asked is not None and archive.no_capture_cache_days > 0 and \
+                    self.now - asked < dt.timedelta(days=archive.no_capture_cache_days):
+                self.log.add(
+                    cited_url=row["canonical_url"], canonical_key=key, url=q, purpose=purpose,
+                    hop=hop, attempt=0, requested_at=self.now,
+                    outcome="archive_no_capture_cached",
+                    detail=f"the same question answered 'no capture' at {asked:%Y-%m-%dT%H:%M:%SZ}"
+                           f"; not asked again within {archive.no_capture_cache_days:g} days "
+                           f"(archives[].no_capture_cache_days)")
+                return "archive_no_capture"
             att, n = self._get_with_retries(q, row, purpose, hop)
             why = self._failed(att)
             if why is None and att.status != 200:
@@ -253,6 +271,20 @@ class ArchiveLookup:
         return location
 
 
+def no_capture_answers(raw: Path, observation_date: str) -> dict[str, dt.datetime]:
+    """Index queries an archive answered with no usable capture in this date's earlier crawl
+    logs (query URL -> latest such answer): politeness to the archives, the same question is
+    not asked again within ``archives[].no_capture_cache_days``."""
+    from citeaudit.archive.capture.fetch_log import read_logs
+
+    out: dict[str, dt.datetime] = {}
+    for r in read_logs(raw, observation_date).to_pylist():
+        if r["outcome"] == "archive_no_capture" and r["url"] and r["requested_at"] and (
+                r["url"] not in out or r["requested_at"] > out[r["url"]]):
+            out[r["url"]] = r["requested_at"]
+    return out
+
+
 def wanted(plan_rows: pa.Table) -> list[dict]:
     """The planned pages still without a readable capture inside the reference window."""
     return [r for r in plan_rows.to_pylist() if not r["has_reference_capture"]
@@ -270,6 +302,7 @@ def lookup_archives(plan_rows: pa.Table, archives: tuple[ArchiveSettings, ...],
     pages = wanted(plan_rows)
     asker = ArchiveLookup(archives, settings, raw, now.astimezone(dt.UTC).date().isoformat(),
                           observation_date, log, sleep)
+    asker.no_capture = no_capture_answers(raw, observation_date)
     try:
         for i, r in enumerate(pages, 1):
             try:
