@@ -31,15 +31,15 @@ def evaluate(seed: int = 27) -> dict:
     wrong = []
     cases = generate(seed)
     fetched = {(s.name, p): fetch(s, p) for s, p, _, _ in cases}
+    texts = {k: html_to_text(v[3]) for k, v in fetched.items() if 200 <= v[1] < 300}
     for site, path, missing, kind in cases:
         final, status, hops, html = fetched[(site.name, path)]
         if not 200 <= status < 300:
             continue  # a hard 404/410 is dead by its status: not a soft-404 question
-        text = html_to_text(html)
+        text = texts[(site.name, path)]
         facts = page_facts(html, text)
         # the other cited pages of the same site, as the pipeline has them
-        others = [html_to_text(h) for (n, p), (_, st, _, h) in fetched.items()
-                  if n == site.name and p != path and 200 <= st < 300]
+        others = [t for (n, p), t in texts.items() if n == site.name and p != path]
         j = judge(site.origin + path, final, status, hops, text, facts.not_found,
                   _probe(site, path, rng), others, facts.title)
         said = j.evidence is not None
