@@ -6,7 +6,7 @@ import pyarrow.compute as pc
 
 from assets._metadata import count_by, write_table
 from citeaudit import codebook, config, parquet_io
-from citeaudit.alignment import align, passages, payload_text
+from citeaudit.alignment import align, passages, payload_text, soft404
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
 
@@ -40,15 +40,22 @@ def citation_captures(context: dg.AssetExecutionContext, paths: PathsResource
 
 @dg.asset(
     partitions_def=date_codebook,
-    deps=["citation_captures"],
-    description="L1 per citation: pass, dead, changed or unresolved, with a reason and the drift.",
+    deps=["citation_captures", "payload_texts"],
+    description=(
+        "L1 per citation: pass, dead (incl. soft-404s on strong evidence), changed or "
+        "unresolved (incl. consent, login, pay walls and bot challenges), with a reason, the "
+        "drift, the soft-404 evidence or flag and the capture fidelity."
+    ),
 )
 def citation_existence(context: dg.AssetExecutionContext, paths: PathsResource
                        ) -> dg.MaterializeResult:
-    """Classify each aligned citation (SQL); unresolved is never pass or dead."""
+    """Classify each aligned citation (SQL) after the page checks (walls, soft-404s against
+    the crawl's probes); unresolved is never pass or dead."""
     part = judged_partition(context.partition_key)
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
-    table = align.existence(aligned)
+    texts = parquet_io.read_partition(paths.derived, "payload_texts", part)
+    checks = soft404.page_checks(aligned, texts, align.probes_for(aligned, paths.raw))
+    table = align.existence(aligned, checks)
     return dg.MaterializeResult(metadata=write_table(
         table, paths.derived, "citation_existence", part,
         **{f"verdict_{k}": v for k, v in count_by(table, "verdict").items()}))
@@ -76,7 +83,7 @@ def payload_texts(context: dg.AssetExecutionContext, paths: PathsResource
 
 @dg.asset(
     partitions_def=date_codebook,
-    deps=["citations", "citation_captures", "payload_texts"],
+    deps=["citations", "citation_captures", "payload_texts", "citation_existence"],
     description=(
         "L2 mechanical per quoted citation: located (at its chunk offset), shifted, "
         "normalized, absent or unresolved, with the matched offsets."
@@ -90,7 +97,8 @@ def passage_checks(context: dg.AssetExecutionContext, paths: PathsResource
     citations = parquet_io.read_partition(paths.derived, "citations", day)
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
     texts = parquet_io.read_partition(paths.derived, "payload_texts", part)
-    table = passages.check(citations, aligned, texts)
+    existence = parquet_io.read_partition(paths.derived, "citation_existence", part)
+    table = passages.check(citations, aligned, texts, existence=existence)
     return dg.MaterializeResult(metadata=write_table(
         table, paths.derived, "passage_checks", part,
         **{f"verdict_{k}": v for k, v in count_by(table, "verdict").items()}))

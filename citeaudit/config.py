@@ -31,6 +31,10 @@ DEFAULT_STRIP_PARAMS = ("utm_*", "fbclid", "gclid", "dclid", "msclkid", "mc_eid"
                         "_ga", "yclid", "igshid", "ref_src")
 
 
+DEFAULT_PORTS = (80, 443, 8080, 8443)
+"""Ports a fetched URL may name by default: the web's usual ones (``fetch.allowed_ports``)."""
+
+
 class ConfigError(ValueError):
     """A config file that cannot be used: the message names the file and the key."""
 
@@ -69,6 +73,18 @@ class FetchSettings:
     warc_max_bytes: int = 1024 * 1024 * 1024
     strip_params: tuple[str, ...] = DEFAULT_STRIP_PARAMS
     operator: str | None = None
+    allow_private_networks: bool = False
+    allowed_ports: tuple[int, ...] = DEFAULT_PORTS
+    soft_404_probe: bool = True
+
+    def scope(self):
+        """The request scope of these settings (:class:`citeaudit.archive.capture.scope.Scope`):
+        which schemes, ports, hosts and addresses a fetch may reach."""
+        from citeaudit.archive.capture.scope import Scope
+
+        return Scope(allow_private_networks=self.allow_private_networks,
+                     allowed_ports=self.allowed_ports, allow_hosts=self.allow_hosts,
+                     deny_hosts=self.deny_hosts)
 
     def with_via(self, via: str | None) -> FetchSettings:
         """The same settings with every request sent to ``via`` (None keeps the file's)."""
@@ -91,6 +107,8 @@ _FETCH_KINDS: dict[str, tuple[str, float | None]] = {
     "allow_hosts": ("list", None), "deny_hosts": ("list", None),
     "reference_window_hours": ("float", 0.0), "current_after_days": ("float", 0.0),
     "warc_max_bytes": ("int", 1024), "strip_params": ("list", None),
+    "allow_private_networks": ("bool", None), "allowed_ports": ("ports", None),
+    "soft_404_probe": ("bool", None),
 }
 
 
@@ -105,6 +123,12 @@ def _value(path: Path, key: str, kind: str, minimum: float | None, raw: Any) -> 
         if not isinstance(raw, str) or not raw.strip():
             raise _fail(path, key, f"expected a non-empty string, got {raw!r}")
         return raw.strip()
+    if kind == "ports":
+        if not isinstance(raw, list) or not raw or not all(
+                isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 65535 for x in raw):
+            raise _fail(path, key, f"expected a non-empty list of port numbers (1-65535), "
+                        f"got {raw!r}")
+        return tuple(raw)
     if kind == "list":
         if not isinstance(raw, list) or not all(isinstance(x, str) and x.strip() for x in raw):
             raise _fail(path, key, f"expected a list of non-empty strings, got {raw!r}")
@@ -157,12 +181,15 @@ class ArchiveSettings:
     """One entry of the ``archives:`` list: a public or local web archive asked, in list order,
     for the capture closest to a citation's reference time when no readable capture of the cited
     URL lies inside ``fetch.reference_window_hours`` of it. Politeness, timeouts, retries and
-    the User-Agent are those of ``fetch:``."""
+    the User-Agent are those of ``fetch:``. ``no_capture_cache_days``: an index query this
+    archive answered with no usable capture is not asked again within that many days (0: always
+    ask)."""
 
     name: str
     api: str
     url: str
     max_candidates: int = 25
+    no_capture_cache_days: float = 7.0
 
 
 def parse_archives(section: Any, path: Path) -> tuple[ArchiveSettings, ...]:
@@ -200,6 +227,10 @@ def parse_archives(section: Any, path: Path) -> tuple[ArchiveSettings, ...]:
         if "max_candidates" in entry:
             extra["max_candidates"] = _value(path, f"{where}.max_candidates", "int", 1,
                                              entry["max_candidates"])
+        if "no_capture_cache_days" in entry:
+            extra["no_capture_cache_days"] = _value(
+                path, f"{where}.no_capture_cache_days", "float", 0.0,
+                entry["no_capture_cache_days"])
         out.append(ArchiveSettings(name=name, api=api, url=url, **extra))
     return tuple(out)
 

@@ -202,9 +202,35 @@ def _load_originals(con: duckdb.DuckDBPyConnection, paths: list[str]) -> None:
         duck.create_table(con, "origs", "alignment/select_no_originals")
 
 
-def existence(citation_captures: pa.Table, con: duckdb.DuckDBPyConnection | None = None
-              ) -> pa.Table:
-    """The ``citation_existence`` table (pass/dead/changed/unknown with a reason)."""
+def existence(citation_captures: pa.Table, page_checks: pa.Table | None = None,
+              con: duckdb.DuckDBPyConnection | None = None) -> pa.Table:
+    """The ``citation_existence`` table (pass/dead/changed/unresolved with a reason).
+
+    ``page_checks`` (:func:`citeaudit.alignment.soft404.page_checks`: walls and soft-404
+    evidence per citation); without it no page is judged a wall or a soft-404."""
+    from citeaudit.alignment.soft404 import PAGE_CHECKS_SCHEMA
+
     con = con or duck.connect()
     con.register("citation_captures", citation_captures)
+    con.register("page_checks", page_checks if page_checks is not None
+                 else PAGE_CHECKS_SCHEMA.empty_table())
     return duck.query(con, "alignment/classify_existence")
+
+
+def probes_for(aligned: pa.Table, raw: Path) -> dict:
+    """The soft-404 probes of the crawls whose fetched WARCs hold the aligned final captures
+    (the fetch logs of those observation dates), per origin."""
+    from citeaudit.alignment.soft404 import probes_from_log
+    from citeaudit.archive.capture.fetch_log import read_logs
+    from citeaudit.layout import FETCHED_WARC_RE
+
+    dates = set()
+    for f in set(aligned.column("final_file").to_pylist()) - {None}:
+        m = FETCHED_WARC_RE.match(f.rsplit("/", 1)[-1])
+        if m and not m.group(3):
+            dates.add(m.group(1))
+    out: dict = {}
+    for d in sorted(dates):
+        for origin, probes in probes_from_log(read_logs(raw, d), raw).items():
+            out.setdefault(origin, []).extend(probes)
+    return out

@@ -14,10 +14,18 @@ from citeaudit import duck
 
 
 def check(citations: pa.Table, aligned: pa.Table, texts: pa.Table,
-          con: duckdb.DuckDBPyConnection | None = None) -> pa.Table:
-    """The ``passage_checks`` table: one row per citation with a non-empty quote."""
+          con: duckdb.DuckDBPyConnection | None = None, existence: pa.Table | None = None
+          ) -> pa.Table:
+    """The ``passage_checks`` table: one row per citation with a non-empty quote.
+
+    ``existence`` (``citation_existence``): a citation L1 judged a soft-404 has no page text
+    to look in (``unresolved``, reason ``soft_404``), never ``absent``."""
     con = con or duck.connect()
     con.register("citations", citations)
     con.register("aligned", aligned)
     con.register("texts", texts)
+    con.register("existence", existence.select(["citation_id", "reason"])
+                 if existence is not None else
+                 pa.table({"citation_id": pa.array([], pa.string()),
+                           "reason": pa.array([], pa.string())}))
     return duck.query(con, "alignment/check_passages")

@@ -43,6 +43,9 @@ PAYLOAD_TEXT_SCHEMA = pa.schema(
         pa.field("text", pa.string()),
         pa.field("text_length", pa.int64()),
         pa.field("error", pa.string()),
+        pa.field("title", pa.string()),
+        pa.field("not_found_signal", pa.string()),
+        pa.field("wall", pa.string()),
     ]
 )
 
@@ -128,7 +131,8 @@ def read_payload(path: Path, offset: int) -> tuple[bytes, str | None, str | None
 def extract_one(path: Path, offset: int) -> dict:
     """One payload_texts row (without the digest) for the record at ``path``/``offset``."""
     row = {"mime": None, "charset": None, "content_encoding": None, "extractor": None,
-           "text": None, "text_length": None, "error": None}
+           "text": None, "text_length": None, "error": None, "title": None,
+           "not_found_signal": None, "wall": None}
     if not path.is_file():
         row["error"] = "warc_file_missing"
         return row
@@ -150,8 +154,21 @@ def extract_one(path: Path, offset: int) -> dict:
         row.update(extractor="plain", text=text)
     else:
         row.update(extractor=EXTRACTOR, text=html_to_text(text))
-    row["text_length"] = len(row["text"])
+        _add_page_facts(row, text)
+    row["text_length"] = len(row["text"]) if row["text"] is not None else None
     return row
+
+
+def _add_page_facts(row: dict, markup: str) -> None:
+    """Title, not-found signal and wall (:mod:`citeaudit.alignment.page_signals`); a wall's
+    text is withheld (``error`` ``page_unavailable: <kind>``): what stands there is not the
+    cited page, so no later step may read it as the page that lacks the evidence."""
+    from citeaudit.alignment.page_signals import page_facts
+
+    facts = page_facts(markup, row["text"])
+    row.update(title=facts.title, not_found_signal=facts.not_found, wall=facts.wall)
+    if facts.wall:
+        row.update(text=None, error=f"page_unavailable: {facts.wall} ({facts.wall_evidence})")
 
 
 def extract_payloads(aligned: pa.Table, raw: Path) -> pa.Table:

@@ -37,6 +37,9 @@ DEMO_FETCH = {
     "enabled": False,  # `citeaudit archive` fetches; `citeaudit run` stays offline and repeatable
     "contact": DEMO_CONTACT,
     "operator": "citeaudit demo",
+    # the demo's site listens on 127.0.0.1: a private address, so the demo opts in explicitly
+    # (the default refuses loopback, private and link-local addresses)
+    "allow_private_networks": True,
     "per_host_delay_seconds": 0.05,  # our own loopback site; the default for real hosts is 1 s
     "concurrency": 8,
     "connect_timeout_seconds": 2.0,

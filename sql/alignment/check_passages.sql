@@ -4,12 +4,17 @@
 -- or unresolved (no text: no usable capture, or a payload without text; the cause in reason).
 -- Offsets are 0-based code points, end exclusive; for `normalized` they index the normalized
 -- text (offset_space says which). Grain: one row per citation with a non-empty quote.
--- Inputs: citations (quote, chunk_start, chunk_end), aligned (citation_captures), texts.
+-- Inputs: citations (quote, chunk_start, chunk_end), aligned (citation_captures), texts,
+-- existence (citation_existence: reason soft_404).
 WITH q AS (
     SELECT c.answer_id, c.claim_id, c.citation_id, c.quote, c.chunk_start, c.chunk_end,
-        a.payload_sha256, a.resolution_issue, a.final_status, t.text, t.error AS text_error
+        a.payload_sha256, a.resolution_issue, a.final_status,
+        -- a soft-404 (L1 dead on strong evidence) is not the cited page: no text to look in
+        CASE WHEN e.reason = 'soft_404' THEN NULL ELSE t.text END AS text,
+        CASE WHEN e.reason = 'soft_404' THEN 'soft_404' ELSE t.error END AS text_error
     FROM citations AS c
     LEFT JOIN aligned AS a USING (citation_id)
+    LEFT JOIN existence AS e USING (citation_id)
     LEFT JOIN texts AS t
         ON t.payload_sha256 = a.payload_sha256 AND a.resolution_issue IS NULL
         AND a.final_status BETWEEN 200 AND 299

@@ -1,6 +1,8 @@
 -- Purpose: units of the L1 dead rate: citations with a resolved existence verdict; dead = 1,
 -- the other resolved verdicts (pass, changed) = 0; unresolved or no existence row =
 -- unresolved, beside.
+-- A soft-404 is dead (counted as dead, category dead_soft_404); a wall is unresolved
+-- (category unresolved_<wall>).
 -- Grain: one row per citation_id. Inputs: citations, citation_existence, answers (strata).
 SELECT
     'dead_rate' AS metric,
@@ -13,7 +15,14 @@ SELECT
     a.inclusion_prob,
     CASE WHEN e.verdict IN ('pass', 'dead', 'changed') THEN (e.verdict = 'dead')::DOUBLE END
         AS y,
-    coalesce(e.verdict, 'no_existence_row') AS category
+    -- soft-404s (dead on strong evidence) and walls (unresolved) are named in the breakdown
+    CASE
+        WHEN e.verdict = 'dead' AND e.reason = 'soft_404' THEN 'dead_soft_404'
+        WHEN e.verdict = 'unresolved'
+            AND e.reason IN ('consent_wall', 'login_wall', 'paywall', 'bot_challenge')
+            THEN 'unresolved_' || e.reason
+        ELSE coalesce(e.verdict, 'no_existence_row')
+    END AS category
 FROM citations AS c
 JOIN answers AS a USING (answer_id)
 LEFT JOIN citation_existence AS e USING (citation_id)

@@ -1,6 +1,8 @@
 -- Purpose: units of the L1 existence rate: every citation of the date, with its existence
 -- verdict; pass = 1, dead or changed = 0, unresolved (or no existence row at all) =
 -- unresolved.
+-- A soft-404 is dead (counted as dead, category dead_soft_404); a wall is unresolved
+-- (category unresolved_<wall>).
 -- Grain: one row per citation_id. Inputs: citations, citation_existence, answers (strata).
 SELECT
     'existence_rate' AS metric,
@@ -12,7 +14,14 @@ SELECT
     a.risk_band,
     a.inclusion_prob,
     CASE e.verdict WHEN 'pass' THEN 1.0 WHEN 'dead' THEN 0.0 WHEN 'changed' THEN 0.0 END AS y,
-    coalesce(e.verdict, 'no_existence_row') AS category
+    -- soft-404s (dead on strong evidence) and walls (unresolved) are named in the breakdown
+    CASE
+        WHEN e.verdict = 'dead' AND e.reason = 'soft_404' THEN 'dead_soft_404'
+        WHEN e.verdict = 'unresolved'
+            AND e.reason IN ('consent_wall', 'login_wall', 'paywall', 'bot_challenge')
+            THEN 'unresolved_' || e.reason
+        ELSE coalesce(e.verdict, 'no_existence_row')
+    END AS category
 FROM citations AS c
 JOIN answers AS a USING (answer_id)
 LEFT JOIN citation_existence AS e USING (citation_id)

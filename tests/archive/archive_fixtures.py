@@ -42,7 +42,8 @@ def write_warc(path: Path, holdings=HOLDINGS) -> Path:
     with path.open("wb") as fh:
         w = WARCWriter(fh, gzip=True, warc_version="WARC/1.1")
         for url, hours, status, body in holdings:
-            reason = {200: "OK", 404: "Not Found", 301: "Moved Permanently"}[status]
+            reason = {200: "OK", 404: "Not Found", 301: "Moved Permanently",
+                      500: "Internal Server Error", 503: "Service Unavailable"}[status]
             headers = [("Content-Type", "text/html; charset=utf-8"),
                        ("Content-Length", str(len(body)))]
             if url in LOCATIONS:
@@ -60,8 +61,14 @@ class WaybackStub:
     the first naming the fields), ``/wayback/available`` and ``/web/<ts>id_/<url>``.
     Every request path is kept in ``requests``."""
 
-    def __init__(self, holdings=HOLDINGS) -> None:
+    def __init__(self, holdings=HOLDINGS, replay_status: dict[str, int] | None = None,
+                 snapshot_base: str | None = None) -> None:
         self.holdings = holdings
+        # url -> the status the replay answers (pywb's raw mode replays an archived 5xx as
+        # that 5xx; a broken archive answers 5xx for anything)
+        self.replay_status = replay_status or {}
+        # where the availability API says the snapshot is (default: this stub)
+        self.snapshot_base = snapshot_base
         self.requests: list[str] = []
         stub = self
 
@@ -94,7 +101,7 @@ class WaybackStub:
                 for u, hours, _status, body in stub.holdings:
                     if u == url and at(hours).strftime("%Y%m%d%H%M%S") + "id_" == ts:
                         # as pywb can, the replay answers 200 whatever status was archived
-                        self.send_response(200)
+                        self.send_response(stub.replay_status.get(u, 200))
                         self.send_header("Content-Type", "text/html; charset=utf-8")
                         self.send_header("Content-Length", str(len(body)))
                         self.end_headers()
@@ -129,7 +136,7 @@ class WaybackStub:
         ts, u, s = min(rows, key=lambda r: abs(int(r[0]) - int(want.ljust(14, "0"))))
         return {"url": q.get("url"), "archived_snapshots": {"closest": {
             "status": str(s), "available": True, "timestamp": ts,
-            "url": f"{self.url}/web/{ts}/{u}"}}}
+            "url": f"{self.snapshot_base or self.url}/web/{ts}/{u}"}}}
 
     def __enter__(self) -> WaybackStub:
         self.thread.start()

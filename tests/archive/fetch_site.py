@@ -11,6 +11,16 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 BIG = 300_000
+SOFT_404 = (b"<html><head><title>Page not found | Soft Site</title></head><body><nav>"
+            b"<a href='/'>Home</a></nav><h1>Page not found</h1><p>Sorry, we couldn't find "
+            b"that page.</p></body></html>")
+PAYWALLED = (b"<html><head><script type='application/ld+json'>{\"@type\": \"NewsArticle\", "
+             b"\"isAccessibleForFree\": false}</script></head><body><h1>Budget</h1><p>The "
+             b"council approved the budget.</p><p>Subscribe to continue reading.</p></body>"
+             b"</html>")
+CHALLENGE = (b"<html><head><title>Just a moment...</title></head><body><div id='cf-challenge'>"
+             b"Checking your browser before accessing the site.</div><script src='/cdn-cgi/"
+             b"challenge-platform/h/b/orchestrate/jsch/v1'></script></body></html>")
 
 
 @dataclass
@@ -107,6 +117,12 @@ def _handler(log: SiteLog, slow_seconds: float):
                 return None
             if path == "/gone":
                 return self._send(410, b"gone")
+            if path == "/paywalled":
+                return self._send(200, PAYWALLED)
+            if path == "/challenge":
+                return self._send(403, CHALLENGE)
+            if host.startswith("soft"):  # a soft-404 site: any missing page answers 200
+                return self._send(200, SOFT_404)
             return self._send(404, b"not found")
 
     return Handler

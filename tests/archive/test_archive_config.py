@@ -28,6 +28,10 @@ def test_internet_archive_is_one_entry(tmp_path: Path) -> None:
                          "replay:\n  base_url: http://127.0.0.1:8090/\n")
     assert cfg.archives == (config.ArchiveSettings("ia", "wayback", "https://web.archive.org"),)
     assert cfg.replay.link_prefix() == "http://127.0.0.1:8090/citeaudit"
+    cfg = load(tmp_path, "fetch:\n  contact: ops@example.org\narchives:\n"
+                         "  - {name: ia, api: wayback, url: https://web.archive.org,"
+                         " no_capture_cache_days: 30}\n")
+    assert cfg.archives[0].no_capture_cache_days == 30.0
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -76,6 +76,7 @@ def liu_run(corpora: Path, tmp_path_factory: pytest.TempPathFactory):
     with PywbServer(root) as server:
         (raw / "citeaudit.yaml").write_text(
             "fetch:\n  contact: ops@example.org\n  per_host_delay_seconds: 0\n"
+            "  allow_private_networks: true\n"
             "  reference_window_hours: 168\n"
             f"archives:\n  - name: local\n    api: pywb\n    url: {server.base_url}/liu\n"
             f"replay:\n  base_url: http://127.0.0.1:{replay_port}\n  collection: audit\n",

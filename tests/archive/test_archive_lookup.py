@@ -48,7 +48,9 @@ def pywb(tmp_path_factory: pytest.TempPathFactory):
 
 
 def settings(**kw) -> FetchSettings:
+    # the archive under test listens on loopback: the tests opt in explicitly
     return FetchSettings(**({"contact": "ops@example.org", "per_host_delay_seconds": 0.0,
+                             "allow_private_networks": True,
                              "read_timeout_seconds": 5.0, "total_timeout_seconds": 10.0,
                              "retry_backoff_seconds": 0.01, "max_retries": 1} | kw))
 
@@ -124,9 +126,15 @@ def test_closest_capture_both_sides_404_missing_and_down(tmp_path: Path, pywb) -
     assert f"memento-url: {pywb.base_url}/fixture/20230302110000id_/http://site.test/gone" in meta
     assert gone[1][1].get_header("WARC-Refers-To") == gone[0][1].get_header("WARC-Record-ID")
 
-    # a rerun asks nothing for what it now holds
+    # a rerun asks nothing for what it now holds, and does not ask the same question again
+    # for what the archive said it lacks (within no_capture_cache_days)
     again = by_url(run(tmp_path, (local,)))
     assert set(again) == {"http://site.test/missing", "http://site.test/far"}
+    assert {r["outcome"] for rows in again.values() for r in rows} == {
+        "archive_no_capture_cached"}
+    fresh = by_url(run(tmp_path, (ArchiveSettings("local", "pywb", f"{pywb.base_url}/fixture",
+                                                  no_capture_cache_days=0),)))
+    assert {r["outcome"] for rows in fresh.values() for r in rows} == {"archive_no_capture"}
 
 
 def test_pywb_replays_an_archived_404_as_200(pywb) -> None:
@@ -182,3 +190,42 @@ def test_replay_of_an_unknown_url_is_not_a_capture(pywb) -> None:
     with pytest.raises(urllib.error.HTTPError):
         urllib.request.urlopen(f"{pywb.base_url}/fixture/20230302id_/http://site.test/missing",
                                timeout=10)
+
+
+def test_an_archived_5xx_is_a_capture_and_an_archive_error_stays_one(tmp_path: Path) -> None:
+    """The status comes from the index: a replay answering the 500/503 the index lists is the
+    capture (raw replay of an archived error page); a replay answering 500 for a capture the
+    index lists as 200 is the archive's own error: archive_error, nothing written."""
+    holdings = [("http://site.test/e500", -1, 500, b"<html><p>server error then</p></html>"),
+                ("http://site.test/e503", -1, 503, b"<html><p>unavailable then</p></html>"),
+                ("http://site.test/broken", -1, 200, b"<html><p>fine then</p></html>")]
+    replay = {"http://site.test/e500": 500, "http://site.test/e503": 503,
+              "http://site.test/broken": 500}
+    urls = [u for u, *_ in holdings]
+    with WaybackStub(holdings, replay_status=replay) as stub:
+        result = run(tmp_path, (ArchiveSettings("ia", "wayback", stub.url),), urls)
+    caps, log = captured(tmp_path), by_url(result)
+    assert caps["http://site.test/e500"]["http_status"] == 500
+    assert caps["http://site.test/e503"]["http_status"] == 503
+    assert [r["outcome"] for r in log["http://site.test/e503"]] == ["archive_fetched"]  # no retry
+    assert [r["outcome"] for r in log["http://site.test/broken"]] == ["archive_error"]
+    assert "replay answered HTTP 500" in log["http://site.test/broken"][0]["detail"]
+    assert "http://site.test/broken" not in caps
+
+
+def test_a_snapshot_url_outside_the_archive_obeys_the_crawl_scope(tmp_path: Path) -> None:
+    """An availability answer naming a snapshot on another origin (here the cloud metadata
+    address) is checked like a cited URL: refused, nothing sent; the archive's own origin is
+    the operator's choice and is asked without the opt-in."""
+    with WaybackStub(snapshot_base="http://169.254.169.254") as stub:
+        cit = pa.table({"answer_id": ["a"], "url": ["http://site.test/both"],
+                        "retrieved_at": pa.array([REF], TS)})
+        ans = pa.table({"answer_id": ["a"], "observed_at": pa.array([REF], TS)})
+        result = archive_date(tmp_path, DAY, cit, ans, settings(allow_private_networks=False),
+                              now=NOW, archives=(ArchiveSettings("ia", "wayback-availability",
+                                                                 stub.url),),
+                              live=False, sleep=lambda s: None)
+    rows = result.log.to_pylist()
+    assert [r["outcome"] for r in rows] == ["archive_error"]
+    assert "private_address" in rows[0]["detail"] and "169.254.169.254" in rows[0]["detail"]
+    assert fetched_files(tmp_path, DAY) == []

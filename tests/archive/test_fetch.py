@@ -13,6 +13,7 @@ import pyarrow as pa
 from warcio.archiveiterator import ArchiveIterator
 
 from citeaudit.archive.capture import CrawlResult, archive_date, http_get, read_logs
+from citeaudit.archive.capture.scope import Scope
 from citeaudit.archive.index import index_paths, to_cdxj_lines
 from citeaudit.config import FetchSettings
 from tests.archive.fetch_site import BIG, FetchSite
@@ -31,7 +32,10 @@ def tables(urls: list[str]) -> tuple[pa.Table, pa.Table]:
 
 
 def settings(site: FetchSite, **kw) -> FetchSettings:
+    # the loopback test site is a private address: the tests opt in explicitly
+    # (the soft-404 probe is tested in test_soft404_probe.py and in the delay test here)
     base = dict(enabled=True, via=site.origin, contact="ops@example.org",
+                allow_private_networks=True, soft_404_probe=False,
                 per_host_delay_seconds=0.0, read_timeout_seconds=2.0,
                 total_timeout_seconds=3.0, max_retry_after_seconds=5.0,
                 retry_backoff_seconds=0.05, max_body_bytes=100_000)
@@ -78,10 +82,11 @@ def test_per_host_delay_holds_on_the_server_side(tmp_path):
     urls = [f"http://d.test/page{i}" for i in range(4)] + \
         [f"http://e.test/page{i}" for i in range(4)]
     with FetchSite() as site:
-        run(tmp_path, site, urls, per_host_delay_seconds=0.4, concurrency=4)
+        run(tmp_path, site, urls, per_host_delay_seconds=0.4, concurrency=4,
+            soft_404_probe=True)
     for host in ("d.test", "e.test"):
         times = [t for h, _, t in site.log.requests if h == host]
-        assert len(times) == 5  # robots + 4 pages
+        assert len(times) == 6  # robots + 4 pages + the soft-404 probe, all at the delay
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         assert min(gaps) >= 0.38, gaps
     # the two hosts were crawled side by side, not one after the other
@@ -165,7 +170,8 @@ def test_refused_connection_and_deny_list(tmp_path):
 
     port = free_port()
     att = http_get("http://c.test/", via=f"http://127.0.0.1:{port}", user_agent="t",
-                   connect_timeout=1, read_timeout=1, total_timeout=1, max_body=10)
+                   connect_timeout=1, read_timeout=1, total_timeout=1, max_body=10,
+                   scope=Scope(allow_private_networks=True))
     assert att.outcome == "connection_error"
     with FetchSite() as site:
         res = run(tmp_path, site, ["http://blocked.test/page1", "http://ok.test/page1"],
@@ -254,5 +260,25 @@ def test_tls_failure_is_an_outcome():
     with FetchSite() as site:
         att = http_get("https://t.test/page1", via=site.origin.replace("http:", "https:"),
                        user_agent="t", connect_timeout=2, read_timeout=2, total_timeout=3,
-                       max_body=1000)
+                       max_body=1000, scope=Scope(allow_private_networks=True))
     assert att.outcome == "tls_error" and att.exchange is None
+
+
+def test_soft_404_probe_once_per_site_archived_and_named(tmp_path):
+    """After a site's cited pages, one random never-existing path in the directory of a cited
+    page is fetched (only for sites that answered 2xx), archived with a metadata record naming
+    it a probe, logged with purpose probe."""
+    urls = ["http://p.test/page1", "http://p.test/page2", "http://q.test/gone"]
+    with FetchSite() as site:
+        res = run(tmp_path, site, urls, soft_404_probe=True)
+        paths = site.log.paths("p.test")
+    probes = [r for r in res.log.to_pylist() if r["purpose"] == "probe"]
+    assert len(probes) == 1  # q.test answered 410 only: nothing to compare, no probe
+    probe = probes[0]
+    assert probe["url"].startswith("http://p.test/") and probe["cited_url"] == probe["url"]
+    assert (probe["outcome"], probe["http_status"]) == ("fetched", 404)
+    assert paths == ["/robots.txt", "/page1", "/page2", probe["url"][len("http://p.test"):]]
+    meta = [b for t, h, b in records(tmp_path)
+            if t == "metadata" and h.get_header("WARC-Target-URI") == probe["url"]]
+    assert len(meta) == 1 and b"citeaudit-probe: soft-404 probe" in meta[0]
+    assert b"cited-example: http://p.test/page" in meta[0]

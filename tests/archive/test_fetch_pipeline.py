@@ -57,10 +57,12 @@ def make_raw(root: Path, urls: list[str], fetch: dict | None) -> Path:
 
 def test_run_with_fetch_enabled_archives_live_and_aligns(tmp_path, monkeypatch):
     urls = ["http://live.test/page1", "http://live.test/gone", "http://live.test/private/p",
-            "http://live.test/hop0"]
+            "http://live.test/hop0", "http://soft.test/news/gone-story",
+            "http://live.test/paywalled", "http://live.test/challenge", "http://soft.test/page2"]
     with FetchSite() as site:
         raw = make_raw(tmp_path, urls, {"enabled": True, "via": site.origin,
                                         "contact": "ops@example.org",
+                                        "allow_private_networks": True,
                                         "per_host_delay_seconds": 0.0})
         home = tmp_path / "home"
         home.mkdir()
@@ -87,6 +89,20 @@ def test_run_with_fetch_enabled_archives_live_and_aligns(tmp_path, monkeypatch):
     assert states["a1-x1"][0] == "dead"          # a 410 at citation time
     assert states["a1-x2"][0] == "unresolved"       # never fetched: robots said no
     assert states["a1-x3"][0] == "pass"          # followed through the recorded hops
+    # a 200 "not found" page, shown to be one by the crawl's probe of its site: dead
+    assert states["a1-x4"] == ("dead", "soft_404")
+    evidence = {r["citation_id"]: r["soft_404_evidence"] for r in l1.to_pylist()}
+    assert evidence["a1-x4"] == "probe_match"
+    assert states["a1-x7"] == ("pass", "ok")     # a real page of the same soft-404 site
+    # walls: unresolved, never pass or dead, and L2 has no text to call "not in page"
+    assert states["a1-x5"] == ("unresolved", "paywall")
+    assert states["a1-x6"] == ("unresolved", "bot_challenge")
+    probes = [r for r in log if r["purpose"] == "probe"]
+    assert {r["url"].split("/")[2] for r in probes} == {"live.test", "soft.test"}
+    assert all(r["outcome"] == "fetched" for r in probes)
+    ev = pq.read_table(derived / "support_evidence" / day / books[0] / "data.parquet")
+    ev_states = {r["citation_id"]: (r["verdict"], r["reason"]) for r in ev.to_pylist()}
+    assert ev_states["a1-x5"] == ("unresolved", "page_unavailable")
 
 
 def test_run_never_fetches_by_default(tmp_path, monkeypatch):
@@ -110,6 +126,7 @@ def test_sigkill_mid_crawl_leaves_no_visible_partial_warc_and_rerun_completes(tm
     urls = [f"http://k{i}.test/page{j}" for i in range(2) for j in range(12)]
     with FetchSite() as site:
         raw = make_raw(tmp_path, urls, {"contact": "ops@example.org",
+                                        "allow_private_networks": True,
                                         "per_host_delay_seconds": 0.25, "concurrency": 2})
         command = [str(Path(sys.executable).with_name("citeaudit")), "archive", "--raw",
                    str(raw), "--date", DAY, "--via", site.origin]
@@ -124,7 +141,17 @@ def test_sigkill_mid_crawl_leaves_no_visible_partial_warc_and_rerun_completes(tm
         assert list(raw.rglob("*.open"))
         rerun = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert rerun.returncode == 0, rerun.stderr
-    assert not list(raw.rglob("*.open"))              # the dead process's file was removed
+    assert not list(raw.rglob("*.open"))              # the dead process's files were settled
+    # what the killed crawl fetched was kept and not fetched again (at most the pages in
+    # flight at the kill, one per worker, are asked twice)
+    page_hits = [p for _, p, _ in site.log.requests if p.startswith("/page")]
+    assert len(page_hits) <= len(urls) + 2, len(page_hits)
+    logs = sorted((raw / "fetch_logs" / DAY).glob("*.parquet"))
+    assert len(logs) == 2                             # the killed crawl's log, then the rerun's
+    killed = pq.read_table(logs[0]).to_pylist()
+    assert sum(r["outcome"] == "fetched" and r["purpose"] != "robots" for r in killed) >= 4
+    rerun_log = pq.read_table(logs[1]).to_pylist()
+    assert sum(r["outcome"] == "skipped_recent_capture" for r in rerun_log) >= 4
     fetched = set()
     for f in _visible_warcs(raw):
         with open(f, "rb") as fh:

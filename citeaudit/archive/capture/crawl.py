@@ -25,6 +25,7 @@ import base64
 import datetime as dt
 import fnmatch
 import hashlib
+import secrets
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -37,6 +38,7 @@ import pyarrow as pa
 from citeaudit import duck, storage
 from citeaudit.archive.capture.fetch_log import (
     FETCH_LOG_SCHEMA,
+    LOG_FOLDER,
     CrawlResult,
     FetchLog,
     write_log,
@@ -45,10 +47,11 @@ from citeaudit.archive.capture.fetcher import (
     Attempt,
     HostGate,
     RobotsCache,
-    host_matches,
     http_get,
 )
 from citeaudit.archive.capture.from_archives import lookup_archives
+from citeaudit.archive.capture.resume import JOURNAL_SUFFIX, recover
+from citeaudit.archive.capture.scope import Refused, strip_credentials
 from citeaudit.archive.capture.warc_writer import (
     FetchWarcWriter,
     Written,
@@ -65,13 +68,29 @@ OUTCOMES = (
     "fetched", "not_modified", "robots_disallowed", "host_denied", "timeout", "dns_error",
     "tls_error", "connection_error", "connection_reset", "bad_response", "too_large",
     "gave_up_after_retries", "retry_scheduled", "skipped_recent_capture", "unsupported_url",
-    "redirect_loop", "too_many_redirects",
+    "redirect_loop", "too_many_redirects", "private_address", "port_refused",
 )
 """Outcome names of the live source. ``not_modified``: fetched, payload identical to the last
 capture, written as a revisit record. ``retry_scheduled``: an attempt answered 429/503 or reset
-that will be tried again. ``too_large``: body cut at ``max_body_bytes`` (WARC-Truncated)."""
+that will be tried again. ``too_large``: body cut at ``max_body_bytes`` on the wire or once
+decoded (WARC-Truncated). ``private_address``, ``port_refused``, ``host_denied``,
+``unsupported_url``: outside the crawl's scope (:mod:`citeaudit.archive.capture.scope`),
+nothing sent."""
 
 RETRY_STATUSES = (429, 503)
+
+
+def _origin(url: str) -> str:
+    """The soft-404 probe's grouping key of a URL: ``scheme://host:port``."""
+    from citeaudit.alignment.soft404 import origin_of
+
+    return origin_of(url) or url
+
+
+def origin_base(url: str) -> str:
+    """``scheme://netloc`` of a URL as written (no credentials)."""
+    p = urlsplit(strip_credentials(url))
+    return f"{p.scheme.lower()}://{p.netloc.lower()}"
 
 
 def canonical_url(url: str | None, strip: tuple[str, ...]) -> tuple[str | None, str | None]:
@@ -85,7 +104,7 @@ def canonical_url(url: str | None, strip: tuple[str, ...]) -> tuple[str | None, 
     if url is None:
         return None, None
     globs = [g.lower() for g in strip]
-    canon = canonicalize(url.strip(), lambda name: any(
+    canon = canonicalize(strip_credentials(url.strip()), lambda name: any(
         fnmatch.fnmatchcase(name.lower(), g) for g in globs), strict=True)
     return canon.url, canon.key
 
@@ -123,22 +142,27 @@ def plan(cited: pa.Table, known: pa.Table, settings: FetchSettings, now: dt.date
 
 class _Crawler:
     def __init__(self, settings: FetchSettings, writer: FetchWarcWriter,
-                 sleep: Callable[[float], None]) -> None:
+                 sleep: Callable[[float], None], journal: Path | None = None) -> None:
         self.s = settings
         self.writer = writer
         self.sleep = sleep
         self.ua = settings.user_agent_string(software_version())
         self.gate = HostGate(settings.per_host_delay_seconds, sleep)
-        self.log = FetchLog()
+        self.log = FetchLog(journal)
+        self.scope = settings.scope()
         self.robots = RobotsCache(self._fetch_robots)
         self.last: dict[str, tuple[str, str, str]] = {}
+        # origin -> a cited URL of it that answered 2xx: the hosts worth a soft-404 probe
+        self.probe_wanted: dict[str, str] = {}
+        self._probe_lock = threading.Lock()
 
     def _get(self, url: str) -> Attempt:
         s = self.s
         return http_get(url, via=s.via, user_agent=self.ua,
                         connect_timeout=s.connect_timeout_seconds,
                         read_timeout=s.read_timeout_seconds,
-                        total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes)
+                        total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes,
+                        scope=self.scope)
 
     def _polite_get(self, url: str) -> Attempt:
         host = (urlsplit(url).hostname or "").lower()
@@ -170,11 +194,19 @@ class _Crawler:
             warc_length=where.length if where else None, detail=detail or att.detail)
 
     def _refusal(self, url: str) -> tuple[str, str] | None:
-        host = (urlsplit(url).hostname or "").lower()
-        if self.s.deny_hosts and host_matches(host, self.s.deny_hosts):
-            return "host_denied", "host on fetch.deny_hosts"
-        if self.s.allow_hosts and not host_matches(host, self.s.allow_hosts):
-            return "host_denied", "host not on fetch.allow_hosts"
+        """Why ``url`` is out of the crawl's scope by its text alone (scheme, port, a literal
+        address in any spelling, a listed name), before robots.txt is asked; the resolved
+        addresses are checked by :func:`http_get` on every request."""
+        try:
+            host, port, literal = self.scope.check_url(url, resolves=not self.s.via)
+            if literal is None and not self.s.via:
+                # a name pointing inside is refused here, with its reason, before robots.txt
+                # is asked; the connection itself is checked again (no trust in this answer)
+                self.scope.resolve(host, port)
+        except Refused as exc:
+            return exc.outcome, exc.detail
+        except (OSError, UnicodeError):
+            return None  # the fetch reports the DNS failure as its own outcome
         return None
 
     def page(self, row: dict) -> None:
@@ -203,9 +235,12 @@ class _Crawler:
                 return
             loc = att.location
             if not (att.status and 300 <= att.status < 400 and loc):
+                if purpose != "probe" and att.status and 200 <= att.status < 300:
+                    with self._probe_lock:
+                        self.probe_wanted.setdefault(_origin(cited), cited)
                 return
             try:
-                url = urljoin(url, loc.strip())
+                url = strip_credentials(urljoin(url, loc.strip()))
             except ValueError:
                 return
             if url in seen:
@@ -218,6 +253,16 @@ class _Crawler:
                      purpose=purpose, hop=self.s.max_redirects + 1, attempt=0, where=None,
                      record_type=None, outcome="too_many_redirects",
                      detail=f"more than {self.s.max_redirects} redirects")
+
+    def probe(self, origin: str) -> None:
+        """Fetch one random path that cannot exist on ``origin`` (in the directory of a cited
+        page there), as a page with purpose ``probe``: same scope, robots and delay; the
+        soft-404 check compares the cited pages with it (citeaudit/alignment/soft404.py)."""
+        example = self.probe_wanted[origin]
+        path = urlsplit(example).path or "/"
+        folder = path.rsplit("/", 1)[0] + "/"
+        url = f"{origin_base(example)}{folder}{secrets.token_hex(10)}"
+        self.page({"canonical_url": url, "canonical_key": None, "purpose": "probe"})
 
     def _with_retries(self, url, cited, key, purpose, hop) -> Attempt | None:
         """Fetch with bounded retries; archive and log the result. None when nothing archived."""
@@ -247,6 +292,11 @@ class _Crawler:
             if hop == 0 and att.outcome == "fetched":
                 revisit = self._same_as_last(att)
             where = self.writer.write_exchange(att.exchange, revisit)
+            if purpose == "probe" and hop == 0:
+                self.writer.write_metadata(url, where.record_id, [
+                    ("citeaudit-probe", "soft-404 probe: a random path that cannot exist"),
+                    ("probe-of", origin_base(url)), ("cited-example", self.probe_wanted.get(
+                        _origin(url), ""))], att.started_at)
             self._record(att, cited_url=cited, key=key, purpose=purpose, hop=hop,
                          attempt=attempt, where=where,
                          record_type="revisit" if revisit else "response",
@@ -271,8 +321,12 @@ def _normal_digest(d: str | None) -> str | None:
 
 def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_date: str, *,
           now: dt.datetime | None = None, sleep: Callable[[float], None] | None = None,
-          progress: Callable[[int, int], None] | None = None) -> CrawlResult:
-    """Fetch the planned pages (see the module docstring); never raises for a bad page."""
+          progress: Callable[[int, int], None] | None = None,
+          journal_dir: Path | None = None) -> CrawlResult:
+    """Fetch the planned pages (see the module docstring); never raises for a bad page.
+    ``journal_dir``: where the rows are also journaled as they happen (a killed crawl's log
+    survives, :mod:`citeaudit.archive.capture.resume`); the caller removes the journal once the
+    log is written (``result.journal``)."""
     import time
 
     now = now or dt.datetime.now(dt.UTC)
@@ -281,7 +335,13 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
     writer = FetchWarcWriter(raw, crawl_date, observation_date, max_bytes=settings.warc_max_bytes,
                              info=default_info(settings.operator, settings.contact, ua,
                                                settings.via))
-    crawler = _Crawler(settings, writer, sleep or time.sleep)
+    journal = None
+    if journal_dir is not None:
+        import os
+
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        journal = journal_dir / f"{stamp}-{os.getpid()}{JOURNAL_SUFFIX}"
+    crawler = _Crawler(settings, writer, sleep or time.sleep, journal)
     rows = plan_rows.to_pylist()
     crawler.last = {r["canonical_url"]: (_normal_digest(r["last_digest"]), r["last_uri"],
                                          r["last_time"].strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -300,6 +360,7 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
     lock = threading.Lock()
 
     def run_host(pages: Iterable[dict]) -> None:
+        pages = list(pages)
         for r in pages:
             try:
                 crawler.page(r)
@@ -311,6 +372,16 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
                 done[0] += 1
                 if progress:
                     progress(done[0], total)
+        if settings.soft_404_probe:
+            origins = sorted({_origin(r["canonical_url"]) for r in pages})
+            for o in origins:
+                if o in crawler.probe_wanted:
+                    try:
+                        crawler.probe(o)
+                    except Exception as exc:  # a bug must not lose the crawl: log it, go on
+                        crawler.log.add(cited_url=o, url=o, purpose="probe", hop=0, attempt=0,
+                                        outcome="internal_error",
+                                        detail=f"{type(exc).__name__}: {exc}")
 
     try:
         with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
@@ -318,7 +389,9 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
                 f.result()
     finally:
         files = writer.close()
-    return CrawlResult(crawler.log.table(), files)
+    result = CrawlResult(crawler.log.table(), files)
+    result.journal = crawler.log
+    return result
 
 
 def known_captures(raw: Path, observation_date: str, days: int = 2) -> pa.Table:
@@ -349,10 +422,16 @@ def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers:
             "folder and copy it to object storage, or set fetch.enabled: false")
     now = now or dt.datetime.now(dt.UTC)
     cited = cited_table(citations, answers, settings.strip_params)
+    journal = None
     if live:
+        # a killed crawl of this date: its complete records and its log are kept, so the plan
+        # below does not fetch those pages again
+        recover(raw, observation_date)
         todo = plan(cited, known_captures(raw, observation_date), settings, now)
         result = crawl(todo, settings, raw, observation_date, now=now, sleep=sleep,
-                       progress=progress)
+                       progress=progress,
+                       journal_dir=storage.path(raw) / LOG_FOLDER / observation_date)
+        journal = result.journal
     else:
         result = CrawlResult(FETCH_LOG_SCHEMA.empty_table(), [])
     if archives:
@@ -365,8 +444,11 @@ def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers:
                  key=lambda u: u or "")
     if bad:
         rows = [dict.fromkeys(FETCH_LOG_SCHEMA.names) | {
-            "cited_url": u, "url": u, "purpose": "reference", "hop": 0, "attempt": 0,
+            "cited_url": strip_credentials(u), "url": strip_credentials(u),
+            "purpose": "reference", "hop": 0, "attempt": 0,
             "outcome": "unsupported_url", "detail": "not an absolute http(s) URL"} for u in bad]
         result.log = pa.concat_tables([result.log, pa.Table.from_pylist(rows, FETCH_LOG_SCHEMA)])
     write_log(raw, observation_date, result.log, now)
+    if journal is not None:
+        journal.close_journal()
     return result

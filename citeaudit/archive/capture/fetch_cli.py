@@ -45,8 +45,12 @@ def register_cli(subparsers: Any) -> None:
             "reference time, or whose newest capture is older than fetch.current_after_days, "
             "and write WARC/1.1 under RAW/warc/<today>/ plus a crawl log under "
             "RAW/fetch_logs/<date>/; then ask the web archives listed under archives: for the "
-            "pages still without a capture near their reference time. Settings: the fetch: "
-            "and archives: sections of RAW/citeaudit.yaml."),
+            "pages still without a capture near their reference time. Loopback, private and "
+            "link-local addresses (in any spelling, or by what a name resolves to) and ports "
+            "outside fetch.allowed_ports are refused unless fetch.allow_private_networks is "
+            "true; one random never-existing path per site is fetched as a soft-404 probe "
+            "(fetch.soft_404_probe). Settings: the fetch: and archives: sections of "
+            "RAW/citeaudit.yaml."),
     )
     p.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
     when = p.add_mutually_exclusive_group()

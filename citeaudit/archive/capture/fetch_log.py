@@ -41,23 +41,47 @@ FETCH_LOG_SCHEMA = pa.schema([
 
 @dataclass
 class CrawlResult:
-    """The crawl's log rows and the WARC files it closed (relative to raw)."""
+    """The crawl's log rows and the WARC files it closed (relative to raw); ``journal`` the
+    live crawl's :class:`FetchLog` whose journal the caller closes once the log is written."""
 
     log: pa.Table
     files: list[Path]
+    journal: FetchLog | None = None
 
 
 class FetchLog:
-    """The rows of one crawl, added from many threads; :meth:`table` sorts them."""
+    """The rows of one crawl, added from many threads; :meth:`table` sorts them.
 
-    def __init__(self) -> None:
+    With a ``journal`` path each row is also appended there as one JSON line, flushed, so a
+    killed crawl's log survives (:mod:`citeaudit.archive.capture.resume`)."""
+
+    def __init__(self, journal: Path | None = None) -> None:
         self.rows: list[dict] = []
         self._lock = threading.Lock()
+        self.journal = journal
+        self._fh = None
 
     def add(self, **row) -> None:
+        import json
+
         full = dict.fromkeys(FETCH_LOG_SCHEMA.names) | row
         with self._lock:
             self.rows.append(full)
+            if self.journal is not None:
+                if self._fh is None:
+                    self.journal.parent.mkdir(parents=True, exist_ok=True)
+                    self._fh = open(self.journal, "a", encoding="utf-8")  # noqa: SIM115
+                self._fh.write(json.dumps(full, default=str, ensure_ascii=False) + "\n")
+                self._fh.flush()
+
+    def close_journal(self) -> None:
+        """Close and remove the journal (the log is written as parquet now)."""
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
+            if self.journal is not None:
+                self.journal.unlink(missing_ok=True)
 
     def table(self) -> pa.Table:
         rows = sorted(self.rows, key=lambda r: (

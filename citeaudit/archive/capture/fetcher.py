@@ -18,17 +18,20 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import http.client
+import ipaddress
 import socket
 import ssl
 import threading
 import time
+import zlib
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from protego import Protego
 
+from citeaudit.archive.capture.scope import Refused, Scope, strip_credentials
 from citeaudit.archive.capture.warc_writer import HttpExchange
 
 CHUNK = 64 * 1024
@@ -109,9 +112,120 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+class _Deadline:
+    """Shuts the socket down when the total time is up, so a server trickling its status line
+    or headers one byte at a time cannot hold a fetch past ``total_timeout`` (the socket's
+    read timeout only bounds the gap between two bytes)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.fired = False
+        self._sock: socket.socket | None = None
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def arm(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._timer.start()
+
+    def _fire(self) -> None:
+        self.fired = True
+        if self._sock is not None:
+            with suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+class DecodedSize:
+    """Counts the decoded size of a body as it arrives (``Content-Encoding`` gzip, deflate, br,
+    in any stack), inflating at most ``limit + 1`` bytes: a compression bomb stops at the cap
+    of what it *decodes* to, not of what it weighs on the wire. An unknown coding or a broken
+    stream stops counting (the page-text step reports the broken body)."""
+
+    def __init__(self, content_encoding: str | None, limit: int) -> None:
+        codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        self.limit = limit
+        self.decoded = 0
+        self.active = bool(codings) and all(c in ("gzip", "x-gzip", "deflate", "br")
+                                            for c in codings)
+        # decoders in decoding order: the last coding applied is undone first
+        self._layers = [self._decoder(c) for c in reversed(codings)] if self.active else []
+
+    @staticmethod
+    def _decoder(coding: str):
+        if coding == "br":
+            import brotli
+
+            return ("br", brotli.Decompressor())
+        wbits = 16 + zlib.MAX_WBITS if coding in ("gzip", "x-gzip") else zlib.MAX_WBITS
+        return ("z", zlib.decompressobj(wbits))
+
+    def _through(self, i: int, data: bytes) -> None:
+        if i == len(self._layers):
+            self.decoded += len(data)
+            return
+        kind, dec = self._layers[i]
+        budget = self.limit + 1
+        if kind == "z":
+            out = dec.decompress(data, budget)
+            self._through(i + 1, out)
+            while dec.unconsumed_tail and not self.over:
+                out = dec.decompress(dec.unconsumed_tail, budget)
+                self._through(i + 1, out)
+        else:
+            out = dec.process(data, output_buffer_limit=budget)
+            self._through(i + 1, out)
+            while not self.over and not dec.can_accept_more_data():
+                out = dec.process(b"", output_buffer_limit=budget)
+                if not out:
+                    break
+                self._through(i + 1, out)
+
+    @property
+    def over(self) -> bool:
+        return self.decoded > self.limit
+
+    def feed(self, chunk: bytes) -> bool:
+        """Count ``chunk``; True once the decoded body is larger than the limit."""
+        if not self.active or self.over:
+            return self.over
+        try:
+            self._through(0, chunk)
+        except Exception:  # zlib.error, brotli.error: a broken stream is not ours to judge
+            self.active = False
+        return self.over
+
+
+def _connect(host: str, port: int, addrs: list, timeout: float) -> socket.socket:
+    """A TCP connection to the first reachable of the checked ``addrs`` (no new lookup)."""
+    last: OSError | None = None
+    for a in addrs:
+        try:
+            return socket.create_connection((str(a), port), timeout=timeout)
+        except TimeoutError:
+            raise
+        except OSError as exc:
+            last = exc
+    raise last or OSError(f"no address for {host}")
+
+
 def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: float,
-             read_timeout: float, total_timeout: float, max_body: int) -> Attempt:
-    """One GET of ``url`` (no redirect followed), never raising; see the module docstring."""
+             read_timeout: float, total_timeout: float, max_body: int,
+             scope: Scope | None = None, trusted: bool = False) -> Attempt:
+    """One GET of ``url`` (no redirect followed), never raising; see the module docstring.
+
+    ``scope`` (default: the safe defaults of :class:`Scope`) decides which URLs and addresses
+    may be reached; ``trusted`` marks the operator's own configured origin (an archive's URL)
+    and ``via`` sends the request to the operator's chosen origin: neither origin is checked
+    (the operator chose it), the cited URL behind ``via`` still is, by name. Credentials in
+    the URL are dropped before anything is sent, logged or archived. ``total_timeout`` bounds
+    the whole exchange, headers included; ``max_body`` bounds the body on the wire and, for a
+    compressed body, once decoded."""
+    url = strip_credentials(url)
+    scope = scope or Scope()
     started = _utcnow()
     t0 = time.monotonic()
 
@@ -121,9 +235,27 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
     target = resolve_target(url, via)
     if isinstance(target, str):
         return done(target, detail="only absolute http(s) URLs are fetched")
-    if target.host.endswith(".invalid"):
-        # RFC 6761: names under .invalid never resolve; do not ask a resolver
-        return done("dns_error", detail=f"{target.host}: reserved .invalid name")
+    addrs: list = []
+    try:
+        if not trusted:
+            _, _, literal = scope.check_url(url, resolves=not via)
+            if literal is not None and not via:
+                addrs = [literal]
+        if target.host.endswith(".invalid"):
+            # RFC 6761: names under .invalid never resolve; do not ask a resolver
+            return done("dns_error", detail=f"{target.host}: reserved .invalid name")
+        if not addrs and (via or trusted):
+            # the operator's own origin (--via, a configured archive): not checked
+            addrs = [ipaddress.ip_address(i[4][0].split("%", 1)[0]) for i in socket.getaddrinfo(
+                target.connect_host, target.connect_port, type=socket.SOCK_STREAM)]
+        elif not addrs:
+            addrs = scope.resolve(target.connect_host, target.connect_port)
+    except Refused as exc:
+        return done(exc.outcome, detail=exc.detail)
+    except (socket.gaierror, UnicodeError) as exc:
+        return done("dns_error", detail=str(exc))
+    except OSError as exc:
+        return done("dns_error", detail=str(exc))
     headers = [("Host", target.host_header), ("User-Agent", user_agent),
                ("Accept", "*/*"), ("Accept-Encoding", "identity"), ("Connection", "close")]
     # through --via the request goes to a proxy-like origin: absolute-form (RFC 9112 §3.2.2),
@@ -139,23 +271,38 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
     else:
         conn = http.client.HTTPConnection(target.connect_host, target.connect_port,
                                           timeout=connect_timeout)
+    deadline = _Deadline(max(0.0, total_timeout - (time.monotonic() - t0)))
+
+    def timed_out(detail: str, **kw) -> Attempt:
+        return done("timeout", detail=f"{detail} (total time over {total_timeout:g} s)"
+                    if deadline.fired else detail, **kw)
+
     try:
         try:
-            conn.connect()
+            sock = _connect(target.connect_host, target.connect_port, addrs, connect_timeout)
+            if target.scheme == "https":
+                sock = ssl.create_default_context().wrap_socket(
+                    sock, server_hostname=target.connect_host)
+            conn.sock = sock
         except TimeoutError:
             return done("timeout", detail="connect timeout")
-        except socket.gaierror as exc:
-            return done("dns_error", detail=str(exc))
         except ssl.SSLError as exc:
             return done("tls_error", detail=str(exc))
         except OSError as exc:
             return done("connection_error", detail=f"connect: {exc}")
-        assert conn.sock is not None
-        conn.sock.settimeout(read_timeout)
+        sock.settimeout(read_timeout)
         try:
-            ip = conn.sock.getpeername()[0]
+            ip = sock.getpeername()[0]
         except OSError:
             ip = None
+        if not (via or trusted):
+            try:
+                if ip is None:
+                    raise Refused("private_address", "peer address unknown after connect")
+                scope.check_peer(target.connect_host, ip)
+            except Refused as exc:
+                return done(exc.outcome, detail=f"connected address: {exc.detail}")
+        deadline.arm(sock)
         try:
             conn.putrequest("GET", request_target, skip_host=True, skip_accept_encoding=True)
             for name, value in headers:
@@ -167,35 +314,56 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
         except ssl.SSLError as exc:
             return done("tls_error", detail=str(exc))
         except ConnectionResetError as exc:
+            if deadline.fired:
+                return timed_out("response head not finished")
             return done("connection_reset", detail=str(exc))
         except http.client.HTTPException as exc:
+            if deadline.fired:
+                return timed_out("response head not finished")
             return done("bad_response", detail=f"{type(exc).__name__}: {exc}"[:300])
         except OSError as exc:
+            if deadline.fired:
+                return timed_out("response head not finished")
             return done("connection_error", detail=str(exc))
+        if deadline.fired:  # the shut-down socket ended the head early: not a response
+            return timed_out("response head not finished")
         status = resp.status
         body = bytearray()
         truncated = None
+        decoded = DecodedSize(resp.getheader("Content-Encoding"), max_body)
         try:
             while True:
-                if time.monotonic() - t0 > total_timeout:
+                if deadline.fired or time.monotonic() - t0 > total_timeout:
                     return done("timeout", status=status,
                                 detail=f"body not finished after {total_timeout:g} s")
                 chunk = resp.read1(CHUNK) if hasattr(resp, "read1") else resp.read(CHUNK)
                 if not chunk:
+                    if deadline.fired:
+                        return done("timeout", status=status,
+                                    detail=f"body not finished after {total_timeout:g} s")
                     break
                 body += chunk
                 if len(body) > max_body:
                     del body[max_body:]
                     truncated = "length"
                     break
+                if decoded.feed(chunk):
+                    # keep the wire bytes before this chunk: they decode to at most the cap
+                    del body[len(body) - len(chunk):]
+                    truncated = "length"
+                    break
         except TimeoutError:
             return done("timeout", status=status, detail="body read timeout")
         except http.client.IncompleteRead as exc:
+            if deadline.fired:
+                return timed_out("body not finished", status=status)
             return done("connection_error", status=status,
                         detail=f"incomplete body: {len(exc.partial)} bytes, more expected")
         except ConnectionResetError as exc:
             return done("connection_reset", status=status, detail=str(exc))
         except (http.client.HTTPException, OSError, ValueError) as exc:
+            if deadline.fired:
+                return timed_out("body not finished", status=status)
             return done("bad_response", status=status, detail=f"{type(exc).__name__}: {exc}")
         remaining = getattr(resp, "length", None)
         if truncated is None and remaining:
@@ -214,10 +382,14 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
             protocol=protocol, body=bytes(body), ip_address=ip, fetched_at=started,
             truncated=truncated)
         outcome = "too_large" if truncated else "fetched"
-        return done(outcome, exchange=exchange, status=status,
+        coding = resp.getheader("Content-Encoding")
+        detail = (f"decoded body larger than {max_body} bytes ({coding})"
+                  if decoded.over else None)
+        return done(outcome, exchange=exchange, status=status, detail=detail,
                     retry_after=parse_retry_after(resp.getheader("Retry-After")),
                     location=resp.getheader("Location"))
     finally:
+        deadline.cancel()
         conn.close()
 
 

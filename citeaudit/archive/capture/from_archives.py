@@ -14,15 +14,23 @@ InternetArchiveBot asks for the snapshot closest to the access date):
    ``metadata`` record naming the archive and the memento URL.
 
 The status written is the archive index's ``status`` field, never the replay's: pywb replays
-an archived 404 with HTTP 200 in some modes, so the replay cannot say what was archived. An
+an archived 404 with HTTP 200 in some modes, so the replay cannot say what was archived. A
+replay answering exactly the 5xx the index lists is that capture (pywb's raw mode replays an
+archived 500 as 500; not retried); any other 5xx is the archive's own error (``archive_error``). An
 archived redirect is followed inside the same archive (each hop its own lookup, at most
 ``fetch.max_redirects``).
 
+The configured archive's own origin is the operator's choice (like ``fetch.via``); any other URL
+an archive points to (an availability API's snapshot URL, a redirect elsewhere) obeys the
+crawl's scope (:mod:`citeaudit.archive.capture.scope`: no private addresses, the host lists).
 Every request goes through the live crawl's politeness (:class:`HostGate` per archive host,
 the ``fetch:`` timeouts, retries after 429/503/resets) and leaves ``fetch_log`` rows with
 purpose ``archive:<name>``: ``archive_fetched``, ``archive_no_capture`` (the archive answered
 and holds nothing usable in the window), ``archive_error`` (unreachable, an error status, an
-unreadable answer: unresolved, never a negative finding), ``retry_scheduled``.
+unreadable answer: unresolved, never a negative finding), ``retry_scheduled``,
+``archive_no_capture_cached`` (the very same index query was answered "no capture" within
+``archives[].no_capture_cache_days``, default 7, in an earlier crawl of the date: not asked
+again).
 """
 
 from __future__ import annotations
@@ -56,10 +64,21 @@ from citeaudit.archive.lookup import (
 )
 from citeaudit.config import ArchiveSettings, FetchSettings
 
-OUTCOMES = ("archive_fetched", "archive_no_capture", "archive_error", "retry_scheduled")
+OUTCOMES = ("archive_fetched", "archive_no_capture", "archive_no_capture_cached",
+            "archive_error", "retry_scheduled")
 """Outcome names of the archive source (see the module docstring)."""
 
 RETRY_STATUSES = (429, 503)
+
+
+def _origin(url: str) -> str:
+    """scheme://host:port of a URL (default ports spelled out), for comparing origins."""
+    try:
+        p = urlsplit(url)
+        port = p.port or (443 if p.scheme.lower() == "https" else 80)
+    except ValueError:
+        return ""
+    return f"{p.scheme.lower()}://{(p.hostname or '').lower()}:{port}"
 
 
 class ArchiveLookup:
@@ -78,6 +97,11 @@ class ArchiveLookup:
         self.ua = settings.user_agent_string(software_version())
         self.gate = HostGate(settings.per_host_delay_seconds, self.sleep)
         self.window = dt.timedelta(hours=settings.reference_window_hours)
+        self.scope = settings.scope()
+        self.trusted = {_origin(a.url) for a in archives}
+        self.now = dt.datetime.now(dt.UTC)  # wall clock, as the log's requested_at
+        # index query URL -> when an archive last answered it with no usable capture
+        self.no_capture: dict[str, dt.datetime] = {}
         self.writers = {a.name: FetchWarcWriter(
             raw, crawl_date, observation_date, max_bytes=settings.warc_max_bytes,
             info=default_info(settings.operator, settings.contact, self.ua, None) | {
@@ -98,7 +122,8 @@ class ArchiveLookup:
             att = http_get(url, via=None, user_agent=self.ua,
                            connect_timeout=s.connect_timeout_seconds,
                            read_timeout=s.read_timeout_seconds,
-                           total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes)
+                           total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes,
+                           scope=self.scope, trusted=_origin(url) in self.trusted)
             if att.retry_after is not None and att.status in RETRY_STATUSES:
                 defer(min(att.retry_after, s.max_retry_after_seconds))
         return att
@@ -115,12 +140,14 @@ class ArchiveLookup:
             warc_file=where.file if where else None, warc_offset=where.offset if where else None,
             warc_length=where.length if where else None, detail=detail)
 
-    def _get_with_retries(self, url: str, row: dict, purpose: str, hop: int
-                          ) -> tuple[Attempt, int]:
-        """GET with the live crawl's bounded retries; the last attempt and its number."""
+    def _get_with_retries(self, url: str, row: dict, purpose: str, hop: int,
+                          archived_status: int | None = None) -> tuple[Attempt, int]:
+        """GET with the live crawl's bounded retries; the last attempt and its number. A
+        memento whose index lists a 503 (``archived_status``) replays as 503: not retried."""
         for attempt in range(1, self.s.max_retries + 2):
             att = self._get(url)
-            retryable = att.status in RETRY_STATUSES or att.outcome == "connection_reset"
+            retryable = (att.status in RETRY_STATUSES and att.status != archived_status) \
+                or att.outcome == "connection_reset"
             if not retryable or attempt > self.s.max_retries:
                 return att, attempt
             wait = att.retry_after if att.retry_after is not None else \
@@ -140,11 +167,11 @@ class ArchiveLookup:
                 break
         return outcome
 
-    def _failed(self, att: Attempt) -> str | None:
+    def _failed(self, att: Attempt, archived_status: int | None = None) -> str | None:
         """Why an answer is no usable answer (None when it is one)."""
         if att.exchange is None:
             return f"{att.outcome}: {att.detail or ''}".strip()
-        if att.status in RETRY_STATUSES:
+        if att.status in RETRY_STATUSES and att.status != archived_status:
             return f"HTTP {att.status} after {self.s.max_retries} retries"
         if att.outcome == "too_large":
             return f"answer larger than fetch.max_body_bytes ({self.s.max_body_bytes})"
@@ -157,6 +184,17 @@ class ArchiveLookup:
         for hop in range(self.s.max_redirects + 1):
             seen.add(url)
             q = query_url(archive, url, ref, self.window)
+            asked = self.no_capture.get(q)
+            if asked is not None and archive.no_capture_cache_days > 0 and \
+                    self.now - asked < dt.timedelta(days=archive.no_capture_cache_days):
+                self.log.add(
+                    cited_url=row["canonical_url"], canonical_key=key, url=q, purpose=purpose,
+                    hop=hop, attempt=0, requested_at=self.now,
+                    outcome="archive_no_capture_cached",
+                    detail=f"the same question answered 'no capture' at {asked:%Y-%m-%dT%H:%M:%SZ}"
+                           f"; not asked again within {archive.no_capture_cache_days:g} days "
+                           f"(archives[].no_capture_cache_days)")
+                return "archive_no_capture"
             att, n = self._get_with_retries(q, row, purpose, hop)
             why = self._failed(att)
             if why is None and att.status != 200:
@@ -199,16 +237,19 @@ class ArchiveLookup:
         URI; returns its archived Location ("" when none), or None when nothing could be
         written (an ``archive_error`` row says why)."""
         murl = memento_url(archive, pick)
-        att, n = self._get_with_retries(murl, row, purpose, hop)
+        att, n = self._get_with_retries(murl, row, purpose, hop, pick.status)
         for _ in range(self.s.max_redirects):
             # the archive's own redirect to the exact memento (not an archived redirect)
             if not (att.exchange and att.status and 300 <= att.status < 400 and att.location
                     and not 300 <= pick.status < 400):
                 break
             murl = urljoin(murl, att.location)
-            att, n = self._get_with_retries(murl, row, purpose, hop)
-        why = self._failed(att)
-        if why is None and att.status is not None and att.status >= 500:
+            att, n = self._get_with_retries(murl, row, purpose, hop, pick.status)
+        why = self._failed(att, pick.status)
+        # the status is the index's; a raw replay of an archived 5xx answers that 5xx (the
+        # capture), any other 5xx is the archive's own error
+        if why is None and att.status is not None and att.status >= 500 \
+                and att.status != pick.status:
             why = f"replay answered HTTP {att.status}"
         if why is not None:
             self._row(att, row, purpose, hop, n, "archive_error", f"memento {murl}: {why}",
@@ -230,6 +271,20 @@ class ArchiveLookup:
         return location
 
 
+def no_capture_answers(raw: Path, observation_date: str) -> dict[str, dt.datetime]:
+    """Index queries an archive answered with no usable capture in this date's earlier crawl
+    logs (query URL -> latest such answer): politeness to the archives, the same question is
+    not asked again within ``archives[].no_capture_cache_days``."""
+    from citeaudit.archive.capture.fetch_log import read_logs
+
+    out: dict[str, dt.datetime] = {}
+    for r in read_logs(raw, observation_date).to_pylist():
+        if r["outcome"] == "archive_no_capture" and r["url"] and r["requested_at"] and (
+                r["url"] not in out or r["requested_at"] > out[r["url"]]):
+            out[r["url"]] = r["requested_at"]
+    return out
+
+
 def wanted(plan_rows: pa.Table) -> list[dict]:
     """The planned pages still without a readable capture inside the reference window."""
     return [r for r in plan_rows.to_pylist() if not r["has_reference_capture"]
@@ -247,6 +302,7 @@ def lookup_archives(plan_rows: pa.Table, archives: tuple[ArchiveSettings, ...],
     pages = wanted(plan_rows)
     asker = ArchiveLookup(archives, settings, raw, now.astimezone(dt.UTC).date().isoformat(),
                           observation_date, log, sleep)
+    asker.no_capture = no_capture_answers(raw, observation_date)
     try:
         for i, r in enumerate(pages, 1):
             try:

@@ -67,7 +67,11 @@ def fetched_files(raw: Path, observation_date: str) -> list[Path]:
 
 
 def remove_stale_open_files(folder: Path) -> list[Path]:
-    """Delete ``*.open`` files left by processes that are no longer running."""
+    """Settle ``*.open`` files left by processes that are no longer running: their complete
+    records are kept under the final name (:func:`citeaudit.archive.capture.resume.salvage_warc`),
+    a file with nothing but its warcinfo is removed."""
+    from citeaudit.archive.capture.resume import salvage_warc
+
     removed = []
     for p in sorted(folder.glob("citeaudit-*.warc.gz.*.open")):
         try:
@@ -75,7 +79,7 @@ def remove_stale_open_files(folder: Path) -> list[Path]:
         except ValueError:
             continue
         if pid != os.getpid() and not pid_alive(pid):
-            p.unlink(missing_ok=True)
+            salvage_warc(p)
             removed.append(p)
     return removed
 
@@ -251,6 +255,24 @@ class FetchWarcWriter:
             if self._out is not None and self._out.tell() >= self.max_bytes:
                 self._finish()
             return where
+
+    def write_metadata(self, url: str, refers_to: str | None, fields: list[tuple[str, str]],
+                       when: dt.datetime) -> Written:
+        """A ``metadata`` record (``application/warc-fields``) about ``url``, e.g. naming a
+        response as a soft-404 probe (WARC-Refers-To that response's record ID)."""
+        date = when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        body = "".join(f"{k}: {v}\r\n" for k, v in fields).encode("utf-8")
+        headers = {"WARC-Date": date}
+        if refers_to:
+            headers["WARC-Refers-To"] = refers_to
+        with self._lock:
+            if self._writer is None:
+                self._start()
+            assert self._writer is not None
+            meta = self._writer.create_warc_record(
+                url, "metadata", payload=BytesIO(body),
+                warc_content_type="application/warc-fields", warc_headers_dict=headers)
+            return self._write(meta)
 
     def close(self) -> list[Path]:
         """Close (and rename) the open file; returns every file this writer closed."""
