@@ -28,6 +28,7 @@ from citeaudit.imports.guard import (
     RAW_FRAGMENT,
     JsonRejected,
     decode_utf8,
+    encodable,
     file_part,
     load_json,
     need,
@@ -66,13 +67,17 @@ def _citation(claim_id: str, j: int, evidence: str) -> dict:
 def check(rec: Any) -> None:
     """Refuse a line whose fields are not of the schema (:class:`JsonRejected` naming the
     field), before anything is built from it."""
+    encodable(rec)
     if not isinstance(rec, dict):
         raise JsonRejected("not_an_object", f"a line is a {type(rec).__name__}")
     need(rec, "question", str, "question")
     need(rec, "annotator_id", str, "annotator_id", required=False)
     meta = need(rec, "metadata", dict, "metadata", required=False) or {}
     need(meta, "field", str, "metadata.field", required=False)
-    for system, ans in need(rec, "answers", dict, "answers").items():
+    answers = need(rec, "answers", dict, "answers")
+    if not answers:
+        raise JsonRejected("missing_field", "answers holds no system's answer", "answers")
+    for system, ans in answers.items():
         where = f"answers.{system}"
         if not isinstance(ans, dict):
             raise JsonRejected("wrong_type", "expected an object", where)
@@ -163,7 +168,11 @@ def convert(lines: list[Any], date: str, file: str = ""
 
 
 def _raw(rec: Any) -> str:
-    return json.dumps(rec, ensure_ascii=False)[:RAW_FRAGMENT]
+    """The start of a rejected item's JSON, for the rejection row ("" if it cannot be written)."""
+    try:
+        return json.dumps(rec, ensure_ascii=False)[:RAW_FRAGMENT].encode("utf-8").decode()
+    except (ValueError, RecursionError):
+        return ""
 
 
 def _parse(line: bytes) -> Any:

@@ -87,12 +87,23 @@ def load_json(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
         raise JsonRejected("invalid_number", str(exc)[:300]) from None
     if depth(obj, max_depth) > max_depth:
         raise JsonRejected("too_deep", f"nested deeper than {max_depth} levels")
+    encodable(obj)
+    return obj
+
+
+def encodable(obj: Any) -> None:
+    """:class:`JsonRejected` (``invalid_utf8``) when ``obj`` holds a string no UTF-8 file can
+    hold (a lone surrogate, from a ``\\ud800`` escape); ``too_deep`` when it nests too far to
+    write."""
     try:
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:  # a lone surrogate escape such as "\ud800"
+        json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
         raise JsonRejected("invalid_utf8", f"a \\u escape that is no character: {exc.reason}"
                            ) from None
-    return obj
+    except RecursionError:
+        raise JsonRejected("too_deep", "nested too deeply to write") from None
+    except ValueError as exc:  # NaN or an infinite float in a value built by a caller
+        raise JsonRejected("invalid_number", str(exc)[:200]) from None
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")

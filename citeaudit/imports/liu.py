@@ -29,6 +29,7 @@ from citeaudit.imports.guard import (
     RAW_FRAGMENT,
     JsonRejected,
     decode_utf8,
+    encodable,
     file_part,
     load_json,
     need,
@@ -99,6 +100,7 @@ def _claims(rec: dict, answer_id: str) -> tuple[list[dict], list[dict]]:
 def check(rec: Any) -> None:
     """Refuse a record whose fields are not of the schema (:class:`JsonRejected` naming the
     field), before anything is built from it."""
+    encodable(rec)
     if not isinstance(rec, dict):
         raise JsonRejected("not_an_object", f"a record is a {type(rec).__name__}")
     need(rec, "id", (str, int), "id")
@@ -172,7 +174,11 @@ def convert(records: list[Any], date: str, file: str = ""
 
 
 def _raw(rec: Any) -> str:
-    return json.dumps(rec, ensure_ascii=False)[:RAW_FRAGMENT]
+    """The start of a rejected item's JSON, for the rejection row ("" if it cannot be written)."""
+    try:
+        return json.dumps(rec, ensure_ascii=False)[:RAW_FRAGMENT].encode("utf-8").decode()
+    except (ValueError, RecursionError):
+        return ""
 
 
 def import_file(path: Path, out: Path, date: str = DEFAULT_DATE) -> dict:
