@@ -311,5 +311,5 @@ def parse_lookup(fetch: Fetch):
                  else records.openalex_results(body))
         parse = records.from_crossref if fetch.registry == "crossref" else records.from_openalex
         return Lookup(fetch.registry, "found", tuple(parse(i) for i in items[:SEARCH_ROWS]))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         return Lookup(fetch.registry, "invalid", (), f"unparseable:{type(exc).__name__}")
