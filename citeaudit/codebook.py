@@ -481,7 +481,12 @@ def _with(book: Codebook, **changes: Any) -> Codebook:
 
 
 def load_version(raw: Path, version: str) -> Codebook:
-    """The codebook ``version`` of a raw folder; a clear error when it does not exist."""
+    """The codebook ``version`` of a raw folder; a clear error when it does not exist (or
+    names no file of ``codebooks/``: ``../x`` never leaves the folder)."""
+    if not isinstance(version, str) or not VERSION_NAME.match(version):
+        raise CodebookError(f"codebook version {str(version)[:80]!r} is not a version name "
+                            "(letters, digits, '.', '_', '-'); it must name codebooks/<v>.yaml "
+                            "of the raw folder")
     path = storage.path(raw) / "codebooks" / f"{version}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in (storage.path(raw) / "codebooks").glob("*.yaml"))
