@@ -12,6 +12,7 @@ from citeaudit import duck
 from citeaudit.catalog import CATALOG_FILE
 from citeaudit.catalog import connect as open_catalog
 from citeaudit.report import terminal as report_terminal
+from citeaudit.report.safe_text import safe
 
 
 def collect(derived: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -33,7 +34,8 @@ def _fmt(value: Any) -> str:
         return "n/a"
     if isinstance(value, float):
         return f"{value:,.1f}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
+    # a string comes from the data (an engine, a codebook, a reason): shown as written
+    return f"{value:,}" if isinstance(value, int) else safe(value)
 
 
 def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
@@ -69,7 +71,7 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
         why.add_column("reason")
         why.add_column("n", justify="right")
         for r in reasons:
-            why.add_row(r["stage"], r["reason"], _fmt(r["n"]))
+            why.add_row(_fmt(r["stage"]), _fmt(r["reason"]), _fmt(r["n"]))
         console.print(why)
     from citeaudit.support import summary
 
@@ -79,10 +81,10 @@ def render(derived: Path, console: Console | None = None) -> dict[str, Any]:
     _render_fetch(derived, console)
     catalog = derived / CATALOG_FILE
     footer = [
-        f"\nOutputs: parquet under {derived}/<asset>/, catalog {catalog}",
+        f"\nOutputs: parquet under {safe(derived)}/<asset>/, catalog {safe(catalog)}",
         "Look further:",
         "  make ui      # the Dagster UI (dagster dev) on this instance",
-        f'  duckdb {catalog} -c "SELECT engine, reason, count(*) FROM answer_checks '
+        f'  duckdb {safe(catalog)} -c "SELECT engine, reason, count(*) FROM answer_checks '
         'GROUP BY ALL ORDER BY ALL"',
     ]
     for line in footer:
@@ -108,7 +110,8 @@ def _render_fetch(derived: Path, console: Console) -> None:
     table.add_column("n", justify="right")
     table.add_column("bytes", justify="right")
     for r in rows:
-        table.add_row(str(r["observation_date"]), r["requests"], r["outcome"], _fmt(r["n"]),
+        table.add_row(_fmt(str(r["observation_date"])), _fmt(r["requests"]), _fmt(r["outcome"]),
+                      _fmt(r["n"]),
                       _fmt(r["bytes"]))
     console.print(table)
 
