@@ -82,3 +82,24 @@ def test_a_huge_page_costs_no_more_than_a_capped_one(small_run, tmp_path) -> Non
     # unbounded, this page alone cost about 30 bytes a character (~360 MB); capped, the step
     # grows by what the small run's own pages need
     assert grown_mb < 150, f"support_evidence grew {grown_mb:.0f} MB"
+
+
+def test_a_dead_writers_temporary_file_is_removed_by_the_next_write(tmp_path) -> None:
+    """A ``.index.html.<pid>.tmp`` left by a writer that died (a full disk, kill -9) goes at
+    the next write of that file; a live writer's is left alone."""
+    import os
+    import subprocess
+    import sys
+
+    from citeaudit import storage
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    final = tmp_path / "index.html"
+    stale = tmp_path / f".index.html.{dead}.tmp"
+    live = tmp_path / f".index.html.{os.getppid()}.tmp"
+    stale.write_text("half a report")
+    live.write_text("being written")
+    storage.write_bytes_atomic(final, b"<html></html>")
+    assert final.read_bytes() == b"<html></html>"
+    assert not stale.exists() and live.exists()

@@ -60,3 +60,20 @@ def test_check_and_run_with_markup_file_names(small_run, tmp_path, capsys) -> No
     code = cli.main(["run", "--raw", str(raw), "--derived", str(tmp_path / "derived")])
     err = capsys.readouterr().err
     assert code == 2 and "[/bold].txt" in err and "no answers/<YYYY-MM-DD>/" in err
+
+
+def test_run_refuses_a_codebook_name_that_breaks_partition_paths(tmp_path, capsys) -> None:
+    """``codebooks/v=1.yaml`` would become ``codebook=v=1``: refused at the door, named."""
+    import yaml
+
+    from citeaudit.demo_corpus.codebooks import codebook as demo_codebook
+
+    raw = tmp_path / "raw"
+    (raw / "answers" / "2026-11-01").mkdir(parents=True)
+    (raw / "answers" / "2026-11-01" / "a.jsonl").write_text("")
+    (raw / "codebooks").mkdir()
+    (raw / "codebooks" / "v=1.yaml").write_text(yaml.safe_dump({**demo_codebook("v1"),
+                                                               "version": "v=1"}))
+    code = cli.main(["run", "--raw", str(raw), "--derived", str(tmp_path / "derived")])
+    err = capsys.readouterr().err
+    assert code == 2 and "'v=1' is not a version name" in err
