@@ -438,16 +438,9 @@ def load(path: Path) -> Codebook:
     except OSError as exc:
         raise CodebookError(f"{path}: cannot read: {exc.strerror}") from exc
     try:
-        doc = yaml.load(data.decode("utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe subclass)
+        doc = load_yaml(data)
     except CodebookError as exc:
-        raise CodebookError(f"{path}: {exc}") from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise CodebookError(f"{path}: not valid YAML: {exc}") from exc
-    except RecursionError:
-        raise CodebookError(f"{path}: nested too deeply to read") from None
-    if _expanded_size(doc, MAX_YAML_NODES) > MAX_YAML_NODES:
-        raise CodebookError(f"{path}: its aliases expand to more than {MAX_YAML_NODES:,} values "
-                            "(docs/limits.md); write the values out instead")
+        raise CodebookError(f"{path}: {exc}") from None
     try:
         book = validate(doc, str(path), version=path.stem)
     except CodebookError:
@@ -458,6 +451,25 @@ def load(path: Path) -> Codebook:
         raise CodebookError(f"{path}: a value of the wrong type ({type(exc).__name__}: {exc}); "
                             "the schema is in docs/codebook.md") from None
     return _with(book, sha256=hashlib.sha256(data).hexdigest())
+
+
+def load_yaml(data: bytes) -> Any:
+    """A YAML document of untrusted bytes, read within the limits above (aliases, nodes and
+    nesting counted before anything is expanded; duplicate keys refused); a
+    :class:`CodebookError` saying why otherwise. Used for codebooks and ``citeaudit.yaml``."""
+    if len(data) > MAX_CODEBOOK_BYTES:
+        raise CodebookError(f"{len(data):,} bytes; at most {MAX_CODEBOOK_BYTES:,} are read "
+                            "(docs/limits.md)")
+    try:
+        doc = yaml.load(data.decode("utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe subclass)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise CodebookError(f"not valid YAML: {exc}") from None
+    except RecursionError:
+        raise CodebookError("nested too deeply to read") from None
+    if _expanded_size(doc, MAX_YAML_NODES) > MAX_YAML_NODES:
+        raise CodebookError(f"its aliases expand to more than {MAX_YAML_NODES:,} values "
+                            "(docs/limits.md); write the values out instead")
+    return doc
 
 
 def _expanded_size(doc: Any, limit: int) -> int:

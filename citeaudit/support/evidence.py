@@ -76,9 +76,11 @@ BATCH_TEXT_CHARS = 8_000_000
 PAGE_TOO_LARGE = "page_text_too_large"
 
 
-def cap_pages(pairs: pa.Table, texts: pa.Table, limit: int = MAX_PAGE_TEXT_CHARS) -> pa.Table:
-    """``pairs`` with every pair whose page text is longer than ``limit`` characters made
-    unavailable (no payload, reason :data:`PAGE_TOO_LARGE`), so its page is never windowed."""
+def cap_pages(pairs: pa.Table, texts: pa.Table, limit: int | None = None) -> pa.Table:
+    """``pairs`` with every pair whose page text is longer than ``limit`` characters
+    (:data:`MAX_PAGE_TEXT_CHARS` by default) made unavailable (no payload, reason
+    :data:`PAGE_TOO_LARGE`), so its page is never windowed."""
+    limit = MAX_PAGE_TEXT_CHARS if limit is None else limit
     if texts.num_rows == 0 or pairs.num_rows == 0:
         return pairs
     lengths = pc.fill_null(pc.utf8_length(texts.column("text")), 0)
@@ -96,11 +98,13 @@ def cap_pages(pairs: pa.Table, texts: pa.Table, limit: int = MAX_PAGE_TEXT_CHARS
 
 def _batch_slices(keys: pa.ChunkedArray | pa.Array, size: int,
                   chars: dict[str, int] | None = None,
-                  budget: int = BATCH_TEXT_CHARS) -> list[tuple[int, int]]:
+                  budget: int | None = None) -> list[tuple[int, int]]:
     """[start, end) row ranges of about ``size`` rows over rows sorted by ``keys``, each cut
     where the key changes (a page's pairs stay in one batch; a null key is its own group).
     With ``chars`` (page key -> text length), a range also ends before its pages' text would
-    pass ``budget`` characters (a page longer than that is a range of its own)."""
+    pass ``budget`` characters (:data:`BATCH_TEXT_CHARS` by default; a page longer than that
+    is a range of its own)."""
+    budget = BATCH_TEXT_CHARS if budget is None else budget
     n = len(keys)
     if n == 0:
         return []

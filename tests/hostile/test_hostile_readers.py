@@ -181,3 +181,19 @@ def test_codebook_version_that_cannot_be_a_partition_is_refused(tmp_path: Path,
     path.write_text(yaml.safe_dump({**demo_codebook("v1"), "version": stem}), encoding="utf-8")
     with pytest.raises(codebook.CodebookError, match="cannot name a codebook version"):
         codebook.load(path)
+
+
+@pytest.mark.parametrize("text, message", [
+    (None, "aliases"),
+    ("fetch: {contact: [1, 2]}\n", "citeaudit.yaml"),
+    ("fetch: 1\nfetch: 2\n", "appears twice"),
+    ("fetch:\n  contact: " + "[" * 2000 + "]" * 2000 + "\n", "nested"),
+])
+def test_config_file_limits_and_types(tmp_path: Path, text: str | None, message: str) -> None:
+    from citeaudit import config
+
+    path = tmp_path / "citeaudit.yaml"
+    path.write_text(text if text is not None else _bomb(13), encoding="utf-8")
+    with pytest.raises(config.ConfigError) as err:
+        config.load_file(path)
+    assert str(path) in str(err.value) and message in str(err.value)
