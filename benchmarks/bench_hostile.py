@@ -9,8 +9,8 @@ Run: ``.venv/bin/python benchmarks/bench_hostile.py [--pages 8] [--page-mb 12] [
 2. **Evidence memory.** Peak RSS of the evidence locator (page batches, spilled, sorted: what
    the ``support_evidence`` asset runs) over ``--pages`` cited pages of ``--page-mb`` MB of text
    each, once with the page cap (``MAX_PAGE_TEXT_CHARS``) and once without, each in its own
-   child process so its peak RSS is its own. The target: the capped run costs what a day of
-   ordinary pages costs, whatever the pages' size.
+   child process so its peak RSS is its own, and once over pages just under the cap. The
+   target: a page past the cap costs no more than a page at the cap.
 
 Prints a Markdown table.
 """
@@ -115,14 +115,17 @@ def main() -> None:
     print(f"\n{args.pages} cited pages of {args.page_mb:g} MB of text each, 3 claims a page\n")
     print("| evidence step | seconds | peak RSS (MB) | inputs RSS (MB) | verdicts |")
     print("|---|---|---|---|---|")
-    for mode in ("capped", "uncapped"):
-        done = subprocess.run([sys.executable, "-c", CHILD, str(args.pages), str(args.page_mb),
-                               mode], capture_output=True, text=True, cwd=ROOT)
+    at_cap = 1.9  # MB: pages just under MAX_PAGE_TEXT_CHARS, scored in full
+    for label, mode, mb in ((f"capped, {args.page_mb:g} MB pages", "capped", args.page_mb),
+                            (f"uncapped, {args.page_mb:g} MB pages", "uncapped", args.page_mb),
+                            (f"pages of {at_cap:g} MB (under the cap)", "capped", at_cap)):
+        done = subprocess.run([sys.executable, "-c", CHILD, str(args.pages), str(mb), mode],
+                              capture_output=True, text=True, cwd=ROOT)
         if done.returncode != 0:
-            print(f"| {mode} | failed | | | {done.stderr.strip().splitlines()[-1][:80]} |")
+            print(f"| {label} | failed | | | {done.stderr.strip().splitlines()[-1][:80]} |")
             continue
         r = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"| {mode} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | "
+        print(f"| {label} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | "
               f"{r['inputs_rss_mb']:.0f} | {r['verdicts']} |")
 
 
