@@ -61,6 +61,8 @@ class BodyTooLarge(requests.RequestException):
 class JsonTooDeep(ValueError):
     """A registry body nested deeper than :data:`MAX_JSON_DEPTH`: the lookup is ``invalid``
     (``invalid_body:JsonTooDeep``), so its verdict is unresolved, never a crash."""
+
+
 log = logging.getLogger("citeaudit.scholarly")
 
 
