@@ -1,9 +1,11 @@
 """Terminal output escapes data: names from inputs that are Rich markup (``[/bold]``) or
 terminal control sequences print as written through the real CLI (``summary``, ``check``,
 ``run``), never crash it and never reach the terminal as escapes. Reads the shared small run
-(a private copy where a file changes); no pipeline run of its own."""
+(a private copy of its outputs where a file changes); no pipeline run of its own."""
 
 from __future__ import annotations
+
+import shutil
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -39,14 +41,15 @@ def _rename_engines(derived, name: str) -> int:
 
 
 def test_summary_with_a_markup_engine_name(small_run, tmp_path, capsys) -> None:
-    run = small_run.copy(tmp_path)
-    assert _rename_engines(run.derived, "[/bold]\x1b[31m") > 0
-    assert cli.main(["summary", "--derived", str(run.derived)]) == 0
+    derived = tmp_path / "derived"  # summary reads the derived folder only: copy just that
+    shutil.copytree(small_run.derived, derived, symlinks=True)
+    assert _rename_engines(derived, "[/bold]\x1b[31m") > 0
+    assert cli.main(["summary", "--derived", str(derived)]) == 0
     out = capsys.readouterr().out
     assert "[/bold]" in out and "\x1b[31m" not in out and "\\x1b[31m" in out
 
 
-def test_check_and_run_with_markup_file_names(small_run, tmp_path, capsys) -> None:
+def test_check_and_run_with_markup_file_names(tmp_path, capsys) -> None:
     raw = tmp_path / "raw"
     (raw / "annotations" / "support").mkdir(parents=True)
     for name in ("[/bold].txt", "x\x1b[2J.csv", "[red]unclosed.txt"):
