@@ -111,14 +111,37 @@ def _charset_of(content_type: str | None) -> str | None:
     return m.group(1).lower() if m else None
 
 
+# Codecs Python knows that no web page is written in: text transforms (a declared
+# ``charset=unicode_escape`` would turn ``\\N{...}`` into other text) and ``undefined``. The
+# bytes-to-bytes codecs (rot13, zlib, base64, ...) are refused by ``bytes.decode`` itself.
+NOT_CHARSETS = frozenset({"unicode_escape", "raw_unicode_escape", "punycode", "idna",
+                          "undefined", "utf_7", "utf-7"})
+
+
+def _decode_as(body: bytes, cs: str) -> str | None:
+    """``body`` decoded as ``cs`` (undecodable bytes replaced), or None when ``cs`` is no
+    charset a page can declare (unknown, a transform codec, or one that fails)."""
+    import codecs
+
+    try:
+        name = codecs.lookup(cs).name
+    except (LookupError, ValueError, TypeError):
+        return None
+    if name in NOT_CHARSETS or name.replace("-", "_") in NOT_CHARSETS:
+        return None
+    try:
+        return body.decode(name, errors="replace")
+    except (LookupError, UnicodeError, ValueError, TypeError):
+        return None
+
+
 def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
     """(text, charset used): declared HTTP charset, else ``<meta>``, else detection.
 
-    An unknown charset label falls through to the next source; undecodable bytes are
-    replaced (U+FFFD), so a stray byte never loses the page.
+    An unknown charset label (or a codec that is no charset: ``rot13``, ``zlib``,
+    ``unicode_escape``) falls through to the next source; undecodable bytes are replaced
+    (U+FFFD), so a stray byte never loses the page.
     """
-    import codecs
-
     from resiliparse.parse.encoding import detect_encoding
 
     candidates = [_charset_of(content_type)]
@@ -127,17 +150,14 @@ def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
     for cs in candidates:
         if not cs:
             continue
-        try:
-            codecs.lookup(cs)
-        except LookupError:
-            continue
-        return body.decode(cs, errors="replace"), cs
+        text = _decode_as(body, cs)
+        if text is not None:
+            return text, cs
     cs = detect_encoding(body[:65536]) or "utf-8"
-    try:
-        codecs.lookup(cs)
-    except LookupError:
-        cs = "utf-8"
-    return body.decode(cs, errors="replace"), cs
+    text = _decode_as(body, cs)
+    if text is None:
+        cs, text = "utf-8", body.decode("utf-8", errors="replace")
+    return text, cs
 
 
 def html_to_text(markup: str) -> str:

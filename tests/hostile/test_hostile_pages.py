@@ -103,3 +103,12 @@ def test_a_dead_writers_temporary_file_is_removed_by_the_next_write(tmp_path) ->
     storage.write_bytes_atomic(final, b"<html></html>")
     assert final.read_bytes() == b"<html></html>"
     assert not stale.exists() and live.exists()
+
+
+@pytest.mark.parametrize("charset", ["rot13", "zlib", "base64", "idna", "undefined",
+                                     "unicode_escape", "x" * 500])
+def test_a_declared_codec_that_is_no_charset_falls_through(charset: str) -> None:
+    """``charset=rot13`` used to raise LookupError and fail the whole payload_texts step."""
+    body = "<p>café \\N{x}</p>".encode() * 50
+    text, used = payload_text.decode_body(body, f"text/html; charset={charset}")
+    assert used != charset and text.startswith("<p>caf") and "\\N{x}" in text
