@@ -163,3 +163,34 @@ def test_codebook_loader_never_crashes(book, data: st.DataObject, tmp_path_facto
         codebook.load(path)
     except codebook.CodebookError as exc:
         assert str(path) in str(exc)
+
+
+@pytest.fixture(scope="module")
+def registry_bodies() -> list[tuple[str, Any]]:
+    root = corpora() / "scholarly"
+    out = [(reg, json.loads(p.read_text(encoding="utf-8")))
+           for reg, folder in (("crossref", "crossref-works"), ("openalex", "openalex-works"))
+           for p in sorted((root / folder).glob("*.json"))[:6]]
+    if not out:
+        pytest.skip(f"no registry bodies under {root}")
+    return out
+
+
+@FUZZ
+@given(data=st.data())
+def test_registry_records_never_crash(registry_bodies, data: st.DataObject) -> None:
+    """A registry reply of any shape is a found record, or an ``invalid`` lookup whose verdict
+    is unresolved: never an exception out of the metadata step."""
+    from citeaudit.scholarly import clients, compare
+
+    registry, body = data.draw(st.sampled_from(registry_bodies), label="body")
+    text = json.dumps(mutate(data, body), ensure_ascii=False)
+    fetch = clients.Fetch(registry, "work", "10.1/x", 200, "found", text)
+    lookup = clients.parse_lookup(fetch)
+    assert lookup.status in ("found", "invalid")
+    other = clients.parse_lookup(clients.Fetch("openalex", "work", "10.1/x", 404, "not_found",
+                                               None))
+    pair = (lookup, other) if registry == "crossref" else (other, lookup)
+    th = compare.Thresholds(title_similarity=90, search_similarity=85, year_tolerance=1)
+    verdict = compare.decide(compare.Cited("A title", ("A B",), 2020, None), "10.1/x", *pair, th)
+    assert verdict.verdict in ("consistent", "mismatch", "not_found", "unmatched", "unresolved")
