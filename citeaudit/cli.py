@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from citeaudit import storage
+from citeaudit.report.safe_text import safe
 
 # Every command whose code lives in its own module, in the order `citeaudit --help` lists
 # them: (module, its ``register_cli``, ((command, one-line help), ...)). Only the module of
@@ -101,7 +102,8 @@ def _cmd_summary(args: argparse.Namespace) -> int:
 
     derived = storage.as_root(args.derived)
     if not (derived / CATALOG_FILE).is_file():
-        _err().print(f"[red]error:[/red] no {derived / CATALOG_FILE}: run `citeaudit run` first")
+        _err().print(f"[red]error:[/red] no {safe(derived / CATALOG_FILE)}: "
+                     "run `citeaudit run` first")
         return 2
     from citeaudit import ops_cli
 
@@ -123,10 +125,11 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
 
     derived = storage.as_root(args.derived)
     try:
-        with runlock.hold(derived, warn=lambda m: _err().print(f"[yellow]warning:[/yellow] {m}")):
+        with runlock.hold(derived, warn=lambda m: _err().print(
+                f"[yellow]warning:[/yellow] {safe(m)}")):
             path = catalog.build(derived)
     except runlock.LockHeld as exc:
-        _err().print(f"[red]error:[/red] {exc}")
+        _err().print(f"[red]error:[/red] {safe(exc)}")
         return 3
     print(path)
     return 0
@@ -136,7 +139,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     derived = storage.as_root(args.derived)
     pages = sorted((derived / "report").glob("observation_date=*/codebook=*/index.html"))
     if not pages:
-        _err().print(f"[red]error:[/red] no report under {derived / 'report'}: run `citeaudit run`")
+        _err().print(f"[red]error:[/red] no report under {safe(derived / 'report')}: "
+                     "run `citeaudit run`")
         return 2
     for page in pages:
         print(page)
@@ -146,14 +150,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_ui(args: argparse.Namespace) -> int:
     raw, derived = storage.as_root(args.raw), storage.as_root(args.derived)
     if not raw.is_dir():
-        _err().print(f"[red]error:[/red] raw folder {raw} does not exist (--raw DIR)")
+        _err().print(f"[red]error:[/red] raw folder {safe(raw)} does not exist (--raw DIR)")
         return 2
     os.environ.setdefault("CITEAUDIT_RAW", str(raw))
     os.environ.setdefault("CITEAUDIT_DERIVED", str(derived))
     from pipelines import runner
 
     home = runner.ensure_dagster_home(derived)
-    _err().print(f"Dagster UI on http://{args.host}:{args.port}  (DAGSTER_HOME={home})")
+    _err().print(f"Dagster UI on http://{safe(args.host)}:{safe(args.port)}  "
+                 f"(DAGSTER_HOME={safe(home)})")
     dagster = Path(sys.executable).with_name("dagster")
     command = [
         str(dagster),
@@ -321,8 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("CITEAUDIT_DEBUG") or exc.filename is None:
             raise
         _err().print(
-            f"[red]error:[/red] {exc.filename}: {exc.strerror or exc} "
-            f"(`citeaudit {args.command} --help` says what it expects)"
+            f"[red]error:[/red] {safe(exc.filename)}: {safe(exc.strerror or exc)} "
+            f"(`citeaudit {safe(args.command)} --help` says what it expects)"
         )
         return 2
     except KeyboardInterrupt:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import re
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -216,8 +218,43 @@ TOP_KEYS = {
 REQUIRED_KEYS = ("version", "label_maps", "source_roles", "priority_weights", "policy")
 
 
+# Limits checked while the YAML is read, before any alias is expanded into Python objects (a
+# few kilobytes of nested aliases otherwise expand to gigabytes): docs/limits.md.
+MAX_CODEBOOK_BYTES = 1_000_000
+MAX_YAML_ALIASES = 100
+MAX_YAML_NODES = 100_000
+MAX_YAML_DEPTH = 32
+# A codebook version is a partition value (``codebook_version=<v>``) and part of file names:
+# letters, digits, ``.``, ``_`` and ``-`` only (``=``, ``/`` or a space would break the paths).
+VERSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses duplicate mapping keys (PyYAML keeps the last silently)."""
+    """A safe loader that refuses duplicate mapping keys (PyYAML keeps the last silently), and
+    documents with more aliases, nodes or nesting than a codebook needs (counted on the node
+    graph, before construction expands anything)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._aliases = self._nodes = self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_YAML_ALIASES:
+                raise CodebookError(f"line {self.peek_event().start_mark.line + 1}: more than "
+                                    f"{MAX_YAML_ALIASES} aliases (*name); a codebook needs few")
+        self._nodes += 1
+        if self._nodes > MAX_YAML_NODES:
+            raise CodebookError(f"more than {MAX_YAML_NODES} YAML nodes")
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise CodebookError(f"line {self.peek_event().start_mark.line + 1}: nested "
+                                    f"deeper than {MAX_YAML_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False):
@@ -225,6 +262,9 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
         line = key_node.start_mark.line + 1
+        if not isinstance(key, Hashable) or isinstance(key, tuple):
+            raise CodebookError(f"line {line}: a mapping key must be a plain value, not "
+                                f"{type(key).__name__}")
         if key in seen:
             raise CodebookError(
                 f"key {key!r} appears twice in one mapping (lines {seen[key]} and {line})"
@@ -527,18 +567,65 @@ def load(path: Path) -> Codebook:
     import hashlib
 
     path = storage.path(path)
+    if not VERSION_NAME.match(path.stem):
+        raise CodebookError(f"{path}: the file name {path.name!r} cannot name a codebook version "
+                            "(it becomes a partition value): use letters, digits, '.', '_' and "
+                            "'-' only, e.g. codebooks/v2.yaml")
     try:
+        size = path.stat().st_size
+        if size > MAX_CODEBOOK_BYTES:
+            raise CodebookError(f"{path}: {size:,} bytes; a codebook is at most "
+                                f"{MAX_CODEBOOK_BYTES:,} (docs/limits.md)")
         data = path.read_bytes()
     except OSError as exc:
         raise CodebookError(f"{path}: cannot read: {exc.strerror}") from exc
     try:
-        doc = yaml.load(data.decode("utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe subclass)
+        doc = load_yaml(data)
     except CodebookError as exc:
-        raise CodebookError(f"{path}: {exc}") from exc
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise CodebookError(f"{path}: not valid YAML: {exc}") from exc
-    book = validate(doc, str(path), version=path.stem)
+        raise CodebookError(f"{path}: {exc}") from None
+    try:
+        book = validate(doc, str(path), version=path.stem)
+    except CodebookError:
+        raise
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError,
+            OverflowError) as exc:
+        # a value of a type the checks above did not expect: still the file's fault, named
+        raise CodebookError(f"{path}: a value of the wrong type ({type(exc).__name__}: {exc}); "
+                            "the schema is in docs/codebook.md") from None
     return _with(book, sha256=hashlib.sha256(data).hexdigest())
+
+
+def load_yaml(data: bytes) -> Any:
+    """A YAML document of untrusted bytes, read within the limits above (aliases, nodes and
+    nesting counted before anything is expanded; duplicate keys refused); a
+    :class:`CodebookError` saying why otherwise. Used for codebooks and ``citeaudit.yaml``."""
+    if len(data) > MAX_CODEBOOK_BYTES:
+        raise CodebookError(f"{len(data):,} bytes; at most {MAX_CODEBOOK_BYTES:,} are read "
+                            "(docs/limits.md)")
+    try:
+        doc = yaml.load(data.decode("utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe subclass)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise CodebookError(f"not valid YAML: {exc}") from None
+    except RecursionError:
+        raise CodebookError("nested too deeply to read") from None
+    if _expanded_size(doc, MAX_YAML_NODES) > MAX_YAML_NODES:
+        raise CodebookError(f"its aliases expand to more than {MAX_YAML_NODES:,} values "
+                            "(docs/limits.md); write the values out instead")
+    return doc
+
+
+def _expanded_size(doc: Any, limit: int) -> int:
+    """How many values ``doc`` holds once every alias is expanded, counted without expanding
+    and without recursion; stops counting past ``limit``."""
+    count, stack = 0, [doc]
+    while stack and count <= limit:
+        value = stack.pop()
+        count += 1
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return count
 
 
 def _with(book: Codebook, **changes: Any) -> Codebook:
@@ -548,7 +635,12 @@ def _with(book: Codebook, **changes: Any) -> Codebook:
 
 
 def load_version(raw: Path, version: str) -> Codebook:
-    """The codebook ``version`` of a raw folder; a clear error when it does not exist."""
+    """The codebook ``version`` of a raw folder; a clear error when it does not exist (or
+    names no file of ``codebooks/``: ``../x`` never leaves the folder)."""
+    if not isinstance(version, str) or not VERSION_NAME.match(version):
+        raise CodebookError(f"codebook version {str(version)[:80]!r} is not a version name "
+                            "(letters, digits, '.', '_', '-'); it must name codebooks/<v>.yaml "
+                            "of the raw folder")
     path = storage.path(raw) / "codebooks" / f"{version}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in (storage.path(raw) / "codebooks").glob("*.yaml"))

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from citeaudit import storage
 
 CONFIG_FILE = "citeaudit.yaml"
@@ -293,12 +291,14 @@ def load(raw: Path) -> Config:
 
 def load_file(path: Path) -> Config:
     """One config file validated (see the module docstring)."""
+    from citeaudit.codebook import CodebookError, load_yaml
+
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        doc = load_yaml(path.read_bytes())  # size, alias and nesting limits: docs/limits.md
+    except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    except CodebookError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
@@ -308,7 +308,13 @@ def load_file(path: Path) -> Config:
         if key not in SECTIONS:
             raise _fail(path, str(key), "unknown section (known: " + ", ".join(sorted(SECTIONS))
                         + ")")
-        parsed[key] = SECTIONS[key](section, path)
+        try:
+            parsed[key] = SECTIONS[key](section, path)
+        except ConfigError:
+            raise
+        except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as exc:
+            raise _fail(path, str(key), f"a value of the wrong type ({type(exc).__name__}: "
+                        f"{exc}); the settings are in docs/operations.md") from None
     config = Config(path=path, **parsed)
     if config.archives and not config.fetch.contact:
         raise _fail(path, "fetch.contact", "required when archives are configured (an address "

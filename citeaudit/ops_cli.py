@@ -25,6 +25,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from citeaudit.report.safe_text import safe
+
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 STATE_STYLE = {
     "materialized": "green",
@@ -51,13 +53,13 @@ def _raw_or_error(raw_arg: str) -> Path | None:
         raw = storage.as_root(raw_arg)
         storage.check_root(raw, "raw")
     except storage.StorageError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {safe(exc)}")
         return None
     storage.use_remote(raw)
     if not raw.is_dir():
         err.print(
-            f"[red]error:[/red] raw folder {raw} does not exist "
-            f"(try: citeaudit demo-corpus --out {raw_arg})"
+            f"[red]error:[/red] raw folder {safe(raw)} does not exist "
+            f"(try: citeaudit demo-corpus --out {safe(raw_arg)})"
         )
         return None
     return raw
@@ -73,17 +75,18 @@ def _select_dates(
             return None
         missing = sorted(set(args.date) - set(dates))
         if missing:
-            err.print(f"[red]error:[/red] no {what} for {', '.join(missing)} under {raw}")
+            err.print(f"[red]error:[/red] no {safe(what)} for {safe(', '.join(missing))} "
+                      f"under {safe(raw)}")
             return None
         return sorted(set(args.date))
     lo, hi = args.date_from or "0000-01-01", args.date_to or "9999-12-31"
     if lo > hi:
-        err.print(f"[red]error:[/red] --from {lo} is after --to {hi}")
+        err.print(f"[red]error:[/red] --from {safe(lo)} is after --to {safe(hi)}")
         return None
     picked = [d for d in dates if lo <= d <= hi]
     if not picked:
         span = f" between {lo} and {hi}" if (args.date_from or args.date_to) else ""
-        err.print(f"[red]error:[/red] no {what}{span} under {raw}")
+        err.print(f"[red]error:[/red] no {safe(what)}{safe(span)} under {safe(raw)}")
         return None
     return picked
 
@@ -120,14 +123,15 @@ def _versions_or_error(raw: Path, wanted: list[str] | None) -> list[str] | None:
     for version in versions:
         if version not in on_disk:
             err.print(
-                f"[red]error:[/red] no codebooks/{version}.yaml under {raw} "
-                f"(versions there: {', '.join(on_disk) or 'none'})"
+                f"[red]error:[/red] no codebooks/{safe(version)}.yaml under {safe(raw)} "
+                f"(versions there: {safe(', '.join(on_disk) or 'none')})"
             )
             return None
         try:
             codebook.load_version(raw, version)
         except codebook.CodebookError as exc:
-            err.print(f"[red]error:[/red] {one_line(exc)}", soft_wrap=True, highlight=False)
+            err.print(f"[red]error:[/red] {safe(one_line(exc))}", soft_wrap=True,
+                      highlight=False)
             return None
     return versions
 
@@ -148,10 +152,10 @@ def _advance(progress: Progress, task: object):  # -> Callable[[Step, bool], Non
     def advance(step, ok: bool) -> None:  # step: pipelines.runner.Step
         if not ok:
             err.print(
-                f"[red]failed:[/red] {step.job} {step.label} "
+                f"[red]failed:[/red] {safe(step.job)} {safe(step.label)} "
                 "(see `citeaudit status`, `make ui`, or rerun with --verbose)"
             )
-        progress.update(task, advance=1, description=step.label)
+        progress.update(task, advance=1, description=safe(step.label))
 
     return advance
 
@@ -169,11 +173,11 @@ def report_ignored(raw: Path, quiet: bool = False) -> int:
         return len(rows)
     for row in rows[:SHOW_IGNORED]:
         err.print(
-            f"[yellow]not read:[/yellow] {raw / row['path']} "
-            f"({row['reason']}: {row['detail']})"
+            f"[yellow]not read:[/yellow] {safe(raw / row['path'])} "
+            f"({safe(row['reason'])}: {safe(row['detail'])})"
         )
     if len(rows) > SHOW_IGNORED:
-        err.print(f"… {len(rows) - SHOW_IGNORED} more: `citeaudit check --raw {raw}`")
+        err.print(f"… {safe(len(rows) - SHOW_IGNORED)} more: `citeaudit check --raw {safe(raw)}`")
     return len(rows)
 
 
@@ -186,7 +190,7 @@ def _derived_or_error(derived_arg: str):  # -> Path | UPath | None
         derived = storage.as_root(derived_arg)
         storage.check_root(derived, "derived", must_exist=False)
     except storage.StorageError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {safe(exc)}")
         return None
     storage.use_remote(derived)
     return derived
@@ -196,11 +200,11 @@ def _lock_or_error(derived: Path):
     """The derived folder's run lock, or None after a message naming its holder."""
     from pipelines import runlock
 
-    lock = runlock.hold(derived, warn=lambda m: err.print(f"[yellow]warning:[/yellow] {m}"))
+    lock = runlock.hold(derived, warn=lambda m: err.print(f"[yellow]warning:[/yellow] {safe(m)}"))
     try:
         lock.__enter__()
     except runlock.LockHeld as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {safe(exc)}")
         return None
     return lock
 
@@ -214,7 +218,7 @@ def _executor_or_error(wanted: str | None) -> str | None:
     try:
         return executor_name()
     except DistributedError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {safe(exc)}")
         return None
 
 
@@ -224,7 +228,7 @@ def _distributed_error(exc: Exception) -> int:
 
     if not isinstance(exc, DistributedError):
         raise exc
-    err.print(f"[red]error:[/red] {exc}")
+    err.print(f"[red]error:[/red] {safe(exc)}")
     return 4
 
 
@@ -270,15 +274,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not found:
         err.print(
             f"[red]error:[/red] no answers/<YYYY-MM-DD>/ or warc/<YYYY-MM-DD>/ folders under "
-            f"{raw} (the layout is in docs/inputs.md; `citeaudit check --raw {args.raw}` lists "
+            f"{safe(raw)} (the layout is in docs/inputs.md; "
+            f"`citeaudit check --raw {safe(args.raw)}` lists "
             "what is there and why it is not read)"
         )
         return 2
     if not layout.codebook_versions(raw):
         err.print(
-            f"[red]error:[/red] no codebook: {raw / 'codebooks'} holds no <version>.yaml, and "
+            f"[red]error:[/red] no codebook: {safe(raw / 'codebooks')} holds no "
+            "<version>.yaml, and "
             "every judged stage (L1, L2, support, L3, source risk, metrics, report) needs one. "
-            f"Write the documented default with `citeaudit init --raw {args.raw}` "
+            f"Write the documented default with `citeaudit init --raw {safe(args.raw)}` "
             "(schema: docs/codebook.md)"
         )
         return 2
@@ -303,7 +309,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         steps = runner.plan(raw, dates, versions)
         with _progress("run", args.quiet) as progress:
-            task = progress.add_task(dates[0], total=len(steps))
+            task = progress.add_task(safe(dates[0]), total=len(steps))
             failed = runner.run_dates(
                 raw,
                 derived,
@@ -335,8 +341,9 @@ def print_summary(raw: Path, derived: Path, date: str | None = None) -> None:
         count = ignored.num_rows
         if count:
             err.print(
-                f"[yellow]{count} file(s) or folder(s) under {raw} were not read[/yellow]: "
-                f"`citeaudit check --raw {raw}` lists them with the reason"
+                f"[yellow]{safe(count)} file(s) or folder(s) under {safe(raw)} were not "
+                "read[/yellow]: "
+                f"`citeaudit check --raw {safe(raw)}` lists them with the reason"
             )
     orphans = orphan_dates(raw, derived)
     if orphans:
@@ -349,7 +356,7 @@ def print_summary(raw: Path, derived: Path, date: str | None = None) -> None:
     unchecked = offline_unchecked(derived)
     if unchecked:
         err.print(
-            f"[yellow]{unchecked} DOI lookup(s) left unchecked[/yellow] (registries offline, "
+            f"[yellow]{safe(unchecked)} DOI lookup(s) left unchecked[/yellow] (registries offline, "
             "not in the cache): set CITEAUDIT_CROSSREF_URL and CITEAUDIT_OPENALEX_URL to "
             "`official` (or a mirror's URL) to query them"
         )
@@ -358,13 +365,13 @@ def print_summary(raw: Path, derived: Path, date: str | None = None) -> None:
     if storage.is_remote(derived):
         err.print(
             "explore (docs/storage.md): python -c \"from citeaudit import catalog, storage; "
-            f"print(catalog.connect(storage.as_root('{derived}'))"
+            f"print(catalog.connect(storage.as_root('{safe(derived)}'))"
             ".sql('SELECT * FROM answer_checks LIMIT 5'))\""
         )
         return
     err.print(
-        f"explore: `{ui_command(raw, derived)}`, or python -c "
-        f"\"import duckdb; print(duckdb.connect('{derived / 'catalog.duckdb'}', "
+        f"explore: `{safe(ui_command(raw, derived))}`, or python -c "
+        f"\"import duckdb; print(duckdb.connect('{safe(derived / 'catalog.duckdb')}', "
         "read_only=True).sql('SELECT * FROM answer_checks LIMIT 5'))\""
     )
 
@@ -430,9 +437,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         problems.append("no answers/<YYYY-MM-DD>/*.jsonl: nothing to audit")
     problems += config_problems(raw)
     for problem in problems:
-        err.print(f"[red]problem:[/red] {problem}", soft_wrap=True, highlight=False)
+        err.print(f"[red]problem:[/red] {safe(problem)}", soft_wrap=True, highlight=False)
     if not args.json and not count and not problems:
-        err.print(f"[green]every file under {raw} will be read[/green]")
+        err.print(f"[green]every file under {safe(raw)} will be read[/green]")
     return 1 if count or problems else 0
 
 
@@ -489,7 +496,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
     raw = Path(args.raw).resolve()
     if raw.exists() and not raw.is_dir():
-        err.print(f"[red]error:[/red] {raw} exists and is not a folder")
+        err.print(f"[red]error:[/red] {safe(raw)} exists and is not a folder")
         return 2
     for folder in INIT_FOLDERS:
         (raw / folder).mkdir(parents=True, exist_ok=True)
@@ -500,14 +507,14 @@ def cmd_init(args: argparse.Namespace) -> int:
         written.append(readme)
     target = raw / "codebooks" / f"{args.version}.yaml"
     if target.exists():
-        err.print(f"{target} exists; left as it is")
+        err.print(f"{safe(target)} exists; left as it is")
     else:
         doc = default_codebook(args.version)
         text = CODEBOOK_HEADER + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
         try:
             codebook.validate(yaml.safe_load(text), str(target), version=args.version)
         except codebook.CodebookError as exc:  # the shipped default must validate
-            err.print(f"[red]error:[/red] the default codebook does not validate: {exc}")
+            err.print(f"[red]error:[/red] the default codebook does not validate: {safe(exc)}")
             return 1
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -516,8 +523,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     for path in written:
         print(path)
     err.print(
-        f"raw folder ready: put answers in {raw / 'answers'}/<YYYY-MM-DD>/, then "
-        f"`citeaudit check --raw {args.raw}` and `citeaudit run --raw {args.raw}`"
+        f"raw folder ready: put answers in {safe(raw / 'answers')}/<YYYY-MM-DD>/, then "
+        f"`citeaudit check --raw {safe(args.raw)}` and `citeaudit run --raw {safe(args.raw)}`"
     )
     return 0
 
@@ -551,7 +558,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         return 2
     found = layout.answer_dates(raw)
     if not found:
-        err.print(f"[red]error:[/red] no answers/<date>/ folders under {raw}")
+        err.print(f"[red]error:[/red] no answers/<date>/ folders under {safe(raw)}")
         return 2
     args.date = None
     dates = _select_dates(found, args, raw, "answer dates")
@@ -561,8 +568,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     if missing:
         shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
         err.print(
-            f"[red]error:[/red] the daily audit of {len(missing)} date(s) is not on disk "
-            f"({shown}): run `citeaudit run --from {missing[0]} --to {missing[-1]}` first"
+            f"[red]error:[/red] the daily audit of {safe(len(missing))} date(s) is not on disk "
+            f"({safe(shown)}): run `citeaudit run --from {safe(missing[0])} "
+            f"--to {safe(missing[-1])}` first"
         )
         return 2
     executor = _executor_or_error(args.executor)
@@ -577,7 +585,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     try:
         steps = runner.backfill_plan(raw, args.codebook, dates)
         with _progress(f"backfill {args.codebook}", args.quiet) as progress:
-            task = progress.add_task(dates[0], total=len(steps))
+            task = progress.add_task(safe(dates[0]), total=len(steps))
             failed = runner.backfill(
                 raw,
                 derived,
@@ -593,8 +601,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         lock.__exit__(None, None, None)
     if not args.quiet:
         err.print(
-            f"backfill {args.codebook}: {len(steps) - len(failed)}/{len(steps)} partitions "
-            f"({dates[0]} … {dates[-1]}) materialized"
+            f"backfill {safe(args.codebook)}: {len(steps) - len(failed)}/{len(steps)} "
+            "partitions "
+            f"({safe(dates[0])} … {safe(dates[-1])}) materialized"
         )
     return 1 if failed else 0
 
@@ -640,7 +649,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     for state in status.STATES:
         summary.add_column(state, justify="right", style=STATE_STYLE[state])
     for asset, counter in counts.items():
-        summary.add_row(asset, *(str(counter[s] or "") for s in status.STATES))
+        summary.add_row(safe(asset), *(str(counter[s] or "") for s in status.STATES))
     out.print(summary)
     shown = rows if args.all else [r for r in rows if r.state != "materialized"]
     if shown:
@@ -652,17 +661,19 @@ def cmd_status(args: argparse.Namespace) -> int:
         limit = len(shown) if args.all else DETAIL_ROWS
         for row in shown[:limit]:
             style = STATE_STYLE[row.state]
-            detail.add_row(row.asset, row.partition, f"[{style}]{row.state}[/{style}]", row.detail)
+            detail.add_row(safe(row.asset), safe(row.partition),
+                           f"[{style}]{safe(row.state)}[/{style}]", safe(row.detail))
         out.print(detail)
         if len(shown) > limit:
-            out.print(f"… {len(shown) - limit} more rows: `citeaudit status --all` or `--json`")
+            out.print(f"… {len(shown) - limit} more rows: `citeaudit status --all` or "
+                      "`--json`")
     elif rows:
         out.print("[green]every partition is materialized and up to date[/green]")
     if leftovers:
         out.print(
-            f"[yellow]{len(leftovers)} temporary file(s) of interrupted writes[/yellow] "
+            f"[yellow]{safe(len(leftovers))} temporary file(s) of interrupted writes[/yellow] "
             f"(invisible to readers; the next write of their partition replaces them), "
-            f"e.g. {leftovers[0]}"
+            f"e.g. {safe(leftovers[0])}"
         )
     return 1 if any(r.state == "failed" for r in rows) else 0
 

@@ -270,12 +270,32 @@ def write_bytes_atomic(path: object, data: bytes) -> None:
         return
     final = Path(path)
     final.parent.mkdir(parents=True, exist_ok=True)
+    _remove_dead_temps(final)
     tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, final)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk or an interrupt leaves no temporary file
+        raise
+
+
+def _remove_dead_temps(final: Path) -> None:
+    """Remove ``.<name>.<pid>.tmp`` files beside ``final`` whose writer is gone (killed, or
+    out of disk before it could clean up): every later write of the file clears them."""
+    for leftover in final.parent.glob(f".{final.name}.*.tmp"):
+        pid = leftover.name[len(final.name) + 2:-len(".tmp")]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            leftover.unlink(missing_ok=True)
+        except (PermissionError, OverflowError):
+            continue
 
 
 def upload_file(local: Path, path: object, chunk: int = 8 << 20) -> None:

@@ -30,6 +30,61 @@ SKIP_TAGS = ["script", "style", "noscript", "template", "svg"]
 HTML_MIMES = ("text/html", "application/xhtml+xml")
 TEXT_MIMES = ("text/plain",)
 MAX_BYTES = 20 * 1024 * 1024
+# Work per page (docs/limits.md). The HTML parser's time grows with the square of the nesting
+# depth (100,000 nested <div>s: about 40 s; 1M: hours), so nesting is counted on the tags
+# before parsing and a page deeper than MAX_HTML_DEPTH is not parsed (``html_too_deep``); real
+# pages nest a few dozen levels, and 1,000 parse in milliseconds. A page whose text passes
+# MAX_TEXT_CHARS is ``text_too_large``. Either is the payload's ``error``: no text, so its
+# passage checks are unresolved, never "quote absent".
+MAX_HTML_DEPTH = 1_000
+MAX_TEXT_CHARS = 10_000_000
+# Elements that hold no content, whose end tag may be left out (the parser closes them when a
+# sibling opens), or that close an open one of their kind (a, nobr, button, form): no depth.
+_NO_DEPTH = frozenset("""
+area base br col embed hr img input link meta param source track wbr keygen command basefont
+bgsound frame image isindex nextid spacer
+p li dt dd option optgroup tr td th thead tbody tfoot colgroup rb rt rtc rp caption head body
+html a nobr button form
+""".split())  # noqa: SIM905
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)")
+_RAW_TEXT = re.compile(r"<(script|style|textarea|title|xmp|noscript|template|svg)\b.*?</\1\s*>",
+                       re.I | re.S)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+class PageTooComplex(ValueError):
+    """A page not turned into text because it passes a work limit: ``reason`` is the
+    payload's error code (``html_too_deep``, ``text_too_large``)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
+def nesting_depth(markup: str, limit: int = MAX_HTML_DEPTH) -> int:
+    """The deepest element nesting of ``markup``, counted on its tags without parsing (script,
+    style and comment contents left out; void elements and elements whose end tag is optional
+    add none; an end tag closes only an element of its name that is open); stops counting past
+    ``limit``. An over-estimate for some broken pages, never needed exact."""
+    text = _COMMENT.sub("", _RAW_TEXT.sub("", markup))
+    open_by_name: dict[str, int] = {}
+    depth = deepest = 0
+    for m in _TAG.finditer(text):
+        name = m.group(2).lower()
+        if name in _NO_DEPTH:
+            continue
+        if m.group(1):  # an end tag
+            if open_by_name.get(name, 0) > 0:
+                open_by_name[name] -= 1
+                depth -= 1
+            continue
+        open_by_name[name] = open_by_name.get(name, 0) + 1
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
+    return deepest
 
 PAYLOAD_TEXT_SCHEMA = pa.schema(
     [
@@ -59,14 +114,37 @@ def _charset_of(content_type: str | None) -> str | None:
     return m.group(1).lower() if m else None
 
 
+# Codecs Python knows that no web page is written in: text transforms (a declared
+# ``charset=unicode_escape`` would turn ``\\N{...}`` into other text) and ``undefined``. The
+# bytes-to-bytes codecs (rot13, zlib, base64, ...) are refused by ``bytes.decode`` itself.
+NOT_CHARSETS = frozenset({"unicode_escape", "raw_unicode_escape", "punycode", "idna",
+                          "undefined", "utf_7", "utf-7"})
+
+
+def _decode_as(body: bytes, cs: str) -> str | None:
+    """``body`` decoded as ``cs`` (undecodable bytes replaced), or None when ``cs`` is no
+    charset a page can declare (unknown, a transform codec, or one that fails)."""
+    import codecs
+
+    try:
+        name = codecs.lookup(cs).name
+    except (LookupError, ValueError, TypeError):
+        return None
+    if name in NOT_CHARSETS or name.replace("-", "_") in NOT_CHARSETS:
+        return None
+    try:
+        return body.decode(name, errors="replace")
+    except (LookupError, UnicodeError, ValueError, TypeError):
+        return None
+
+
 def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
     """(text, charset used): declared HTTP charset, else ``<meta>``, else detection.
 
-    An unknown charset label falls through to the next source; undecodable bytes are
-    replaced (U+FFFD), so a stray byte never loses the page.
+    An unknown charset label (or a codec that is no charset: ``rot13``, ``zlib``,
+    ``unicode_escape``) falls through to the next source; undecodable bytes are replaced
+    (U+FFFD), so a stray byte never loses the page.
     """
-    import codecs
-
     from resiliparse.parse.encoding import detect_encoding
 
     candidates = [_charset_of(content_type)]
@@ -75,34 +153,42 @@ def decode_body(body: bytes, content_type: str | None) -> tuple[str, str]:
     for cs in candidates:
         if not cs:
             continue
-        try:
-            codecs.lookup(cs)
-        except LookupError:
-            continue
-        return body.decode(cs, errors="replace"), cs
+        text = _decode_as(body, cs)
+        if text is not None:
+            return text, cs
     cs = detect_encoding(body[:65536]) or "utf-8"
-    try:
-        codecs.lookup(cs)
-    except LookupError:
-        cs = "utf-8"
-    return body.decode(cs, errors="replace"), cs
+    text = _decode_as(body, cs)
+    if text is None:
+        cs, text = "utf-8", body.decode("utf-8", errors="replace")
+    return text, cs
 
 
 def html_to_text(markup: str) -> str:
-    """Body text nodes (scripts and styles skipped), each stripped, joined by newlines."""
+    """Body text nodes (scripts and styles skipped), each stripped, joined by newlines.
+
+    :class:`PageTooComplex` when the page nests deeper than :data:`MAX_HTML_DEPTH` (checked
+    before parsing) or its text passes :data:`MAX_TEXT_CHARS`."""
     from selectolax.lexbor import LexborHTMLParser
 
+    depth = nesting_depth(markup)
+    if depth > MAX_HTML_DEPTH:
+        raise PageTooComplex("html_too_deep", f"elements nested more than {MAX_HTML_DEPTH} "
+                             "levels deep")
     tree = LexborHTMLParser(markup)
     tree.strip_tags(SKIP_TAGS)
     root = tree.body or tree.root
     if root is None:
         return ""
-    parts = []
+    parts, size = [], 0
     for node in root.traverse(include_text=True):
         if node.tag == "-text":
             text = (node.text_content or "").strip()
             if text:
                 parts.append(text)
+                size += len(text) + 1
+                if size > MAX_TEXT_CHARS:
+                    raise PageTooComplex("text_too_large", f"more than {MAX_TEXT_CHARS:,} "
+                                         "characters of text")
     return "\n".join(parts)
 
 
@@ -151,9 +237,16 @@ def extract_one(path: Path, offset: int) -> dict:
     text, cs = decode_body(body, ctype)
     row["charset"] = cs
     if mime in TEXT_MIMES:
+        if len(text) > MAX_TEXT_CHARS:
+            row["error"] = f"text_too_large: more than {MAX_TEXT_CHARS:,} characters"
+            return row
         row.update(extractor="plain", text=text)
     else:
-        row.update(extractor=EXTRACTOR, text=html_to_text(text))
+        try:
+            row.update(extractor=EXTRACTOR, text=html_to_text(text))
+        except PageTooComplex as exc:
+            row["error"] = str(exc)
+            return row
         _add_page_facts(row, text)
     row["text_length"] = len(row["text"]) if row["text"] is not None else None
     return row

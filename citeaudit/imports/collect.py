@@ -168,7 +168,7 @@ def collect(name: str, panel: Path, out: Path, *, ask, engine_label: str | None 
             continue
         kept = f"{folder}/{q.query_id}.json"
         engines.atomic_write(out / kept, body)
-        o = engines.convert(eng.fmt, body.decode("utf-8", errors="replace"), line=1,
+        o = engines.convert(eng.fmt, engines.decoded(body), line=1,
                             engine=engine_label or name, observed_at=None, query=q,
                             origin={"file": kept, "panel": panel.stem}, received_at=received)
         o.file = kept

@@ -50,19 +50,26 @@ class Parsed:
     defects: list[Defect] = field(default_factory=list)
 
 
-def rfc3339(value: object) -> str | None:
-    """A Unix time (seconds) or an RFC 3339 string as ``YYYY-MM-DDTHH:MM:SSZ``; None if absent."""
+def rfc3339(value: object, field: str = "created_at") -> str | None:
+    """A Unix time (seconds) or an RFC 3339 string as ``YYYY-MM-DDTHH:MM:SSZ``; None if absent.
+
+    A value that is no time, or one outside the years 1-9999 (``1e20``, ``Infinity``), raises
+    :class:`ShapeError` (``field``, ``invalid_timestamp``): a rejection, never a crash."""
     if value is None:
         return None
-    if isinstance(value, bool):
-        raise ValueError(f"not a time: {value!r}")
-    if isinstance(value, int | float):
-        t = dt.datetime.fromtimestamp(value, tz=dt.UTC)
-    else:
-        t = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00").replace("z", "+00:00"))
-        if t.tzinfo is None:
-            raise ValueError(f"time without offset: {value!r}")
-    t = t.astimezone(dt.UTC)
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError(f"not a time: {value!r}"[:200])
+        if isinstance(value, int | float):
+            t = dt.datetime.fromtimestamp(value, tz=dt.UTC)
+        else:
+            t = dt.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+            if t.tzinfo is None:
+                raise ValueError(f"time without offset: {value!r}"[:200])
+        t = t.astimezone(dt.UTC)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise ShapeError(field, "invalid_timestamp", f"{type(exc).__name__}: {exc}"[:300]
+                         ) from None
     return t.isoformat(timespec="microseconds" if t.microsecond else "seconds").replace(
         "+00:00", "Z")
 

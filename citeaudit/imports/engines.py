@@ -35,11 +35,13 @@ from citeaudit import layout
 from citeaudit.imports import (
     anthropic_messages,
     gemini_grounding,
+    guard,
     openai_responses,
     perplexity_sonar,
     writer,
 )
 from citeaudit.imports.engine_answer import Defect, ShapeError, rfc3339, to_answer
+from citeaudit.imports.guard import JsonRejected
 
 FORMATS: dict[str, ModuleType] = {
     "openai": openai_responses,
@@ -81,25 +83,32 @@ def atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def convert(fmt: str, text: str, *, line: int, engine: str, observed_at: str | None,
+def convert(fmt: str, text: str | JsonRejected, *, line: int, engine: str, observed_at: str | None,
             query: Query | None, origin: dict, received_at: str | None = None) -> Outcome:
     """Read one response's JSON text into an answer, or into the defects that reject it.
 
     ``observed_at`` (given) wins over the response's creation time, which wins over
     ``received_at`` (when ``collect`` got the response)."""
+    if isinstance(text, JsonRejected):  # the line's bytes are not UTF-8
+        return Outcome(line, None, [Defect("", text.reason, text.detail)], "", observed_at)
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return Outcome(line, None, [Defect("", "malformed_json", str(exc))], text, observed_at)
+        obj = guard.load_json(text)
+    except JsonRejected as exc:
+        return Outcome(line, None, [Defect(exc.field, exc.reason, exc.detail)], text, observed_at)
     try:
         parsed = FORMATS[fmt].parse(obj)
     except ShapeError as exc:
         return Outcome(line, None, [Defect(exc.field, exc.reason, exc.detail)], text,
                        observed_at)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        return Outcome(line, None, [Defect("", "unknown_shape", f"{type(exc).__name__}: {exc}")],
-                       text, observed_at)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError,
+            RecursionError) as exc:
+        return Outcome(line, None, [Defect("", "unknown_shape", f"{type(exc).__name__}: {exc}"
+                                           [:300])], text, observed_at)
     defects = list(parsed.defects)
+    for name, value in (("model", parsed.model), ("id", parsed.response_id)):
+        if value is not None and not isinstance(value, str):
+            defects.append(Defect(name, "wrong_type", f"expected a string, got "
+                                                      f"{type(value).__name__}"))
     when = observed_at or parsed.created_at or received_at
     if when is None:
         defects.append(Defect("created_at", "missing_field",
@@ -115,12 +124,21 @@ def convert(fmt: str, text: str, *, line: int, engine: str, observed_at: str | N
     return Outcome(line, answer, [], text, when)
 
 
-def _lines(data: bytes, suffix: str) -> list[tuple[int, str]]:
-    """(line number, JSON text) of each response in a file; JSONL has one a line."""
-    text = data.decode("utf-8", errors="replace")
+def _lines(data: bytes, suffix: str) -> list[tuple[int, str | JsonRejected]]:
+    """(line number, JSON text) of each response in a file; JSONL has one a line. A line (or a
+    JSON file) that is not UTF-8 comes back as its :class:`JsonRejected` (``invalid_utf8``),
+    never with replacement characters, and the other lines are read."""
     if suffix != ".jsonl":
-        return [(1, text)]
-    return [(n, t) for n, t in enumerate(text.splitlines(), start=1) if t.strip()]
+        return [(1, decoded(data))]
+    return [(n, decoded(b)) for n, b in enumerate(data.split(b"\n"), start=1) if b.strip()]
+
+
+def decoded(data: bytes) -> str | JsonRejected:
+    """One response's bytes as text, or the ``invalid_utf8`` rejection (for :func:`convert`)."""
+    try:
+        return guard.decode_utf8(data).removesuffix("\r")
+    except JsonRejected as exc:
+        return exc
 
 
 def _date(ts: str | None) -> str | None:

@@ -101,7 +101,8 @@ def parse(obj: object) -> Parsed:
     claims, _ = build_claims(text, spans=spans)
     retrieved = [{"url": c.url, "title": c.title} for c in chunks if c is not None]
     return Parsed(text, claims, model=obj.get("modelVersion"),
-                  created_at=rfc3339(obj.get("createTime")), response_id=obj.get("responseId"),
+                  created_at=rfc3339(obj.get("createTime"), "createTime"),
+                  response_id=obj.get("responseId"),
                   search_queries=[q for q in gm.get("webSearchQueries") or []
                                   if isinstance(q, str)],
                   retrieved=retrieved,

@@ -21,14 +21,27 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from citeaudit.imports import writer
 from citeaudit.imports.codebook import VERSION
+from citeaudit.imports.guard import (
+    RAW_FRAGMENT,
+    JsonRejected,
+    decode_utf8,
+    encodable,
+    file_part,
+    load_json,
+    need,
+    rejection,
+    write_rejections,
+)
 
 SCHEMA = "liu2023"
 STATEMENT_SCHEMA = "liu2023_statement"
 ANNOTATOR = "liu2023-annotator"
 DEFAULT_DATE = "2023-03-01"
+SOURCE = "import:liu"
 
 
 def _claims(rec: dict, answer_id: str) -> tuple[list[dict], list[dict]]:
@@ -43,8 +56,8 @@ def _claims(rec: dict, answer_id: str) -> tuple[list[dict], list[dict]]:
         if start < 0:
             start = text.find(statement)
         if start < 0 or not statement:
-            raise ValueError(f"record {rec['id']}: statement not found in response: "
-                             f"{statement[:80]!r}")
+            raise JsonRejected("span_text_mismatch", f"statement not found in response: "
+                               f"{statement[:80]!r}", "statements_to_citation_texts")
         located.append((start, start + len(statement), statement, cited))
         cursor = start + len(statement)
     claims, rows = [], []
@@ -84,13 +97,67 @@ def _claims(rec: dict, answer_id: str) -> tuple[list[dict], list[dict]]:
     return claims, rows
 
 
-def convert(records: list[dict], date: str) -> tuple[dict[str, list[dict]], list[dict]]:
-    """(answers per engine, annotation rows) for the records of one file."""
+def check(rec: Any) -> None:
+    """Refuse a record whose fields are not of the schema (:class:`JsonRejected` naming the
+    field), before anything is built from it."""
+    encodable(rec)
+    if not isinstance(rec, dict):
+        raise JsonRejected("not_an_object", f"a record is a {type(rec).__name__}")
+    need(rec, "id", (str, int), "id")
+    for key in ("system_name", "query", "response"):
+        need(rec, key, str, key)
+    need(rec, "split", str, "split", required=False)
+    for i, c in enumerate(need(rec, "citations", list, "citations")):
+        where = f"citations[{i}]"
+        if not isinstance(c, dict):
+            raise JsonRejected("wrong_type", "expected an object", where)
+        need(c, "text", str, where + ".text")
+        need(c, "start_index", int, where + ".start_index")
+        need(c, "link_target", str, where + ".link_target")
+    statements = need(rec, "statements_to_citation_texts", dict, "statements_to_citation_texts")
+    for statement, cited in statements.items():
+        if not (isinstance(cited, list) and all(isinstance(t, str) for t in cited)):
+            raise JsonRejected("wrong_type", "expected a list of strings",
+                               f"statements_to_citation_texts[{statement[:60]!r}]")
+    judged = need(need(rec, "annotation", dict, "annotation"), "statement_to_annotation", dict,
+                  "annotation.statement_to_annotation")
+    for statement, note in judged.items():
+        where = f"annotation.statement_to_annotation[{statement[:60]!r}]"
+        if not isinstance(note, dict):
+            raise JsonRejected("wrong_type", "expected an object", where)
+        need(note, "statement_is_verification_worthy", bool,
+             where + ".statement_is_verification_worthy", required=False)
+        need(note, "statement_supported", str, where + ".statement_supported", required=False)
+        for j, ann in enumerate(need(note, "citation_annotations", list,
+                                     where + ".citation_annotations", required=False) or []):
+            at = f"{where}.citation_annotations[{j}]"
+            if not isinstance(ann, dict):
+                raise JsonRejected("wrong_type", "expected an object", at)
+            need(ann, "citation_text", str, at + ".citation_text")
+            need(ann, "citation_supports", str, at + ".citation_supports", required=False)
+            need(ann, "evidence", str, at + ".evidence", required=False)
+
+
+def convert(records: list[Any], date: str, file: str = ""
+            ) -> tuple[dict[str, list[dict]], list[dict], list[dict]]:
+    """(answers per engine, annotation rows, rejections) for the records of one file. A record
+    that does not read is a rejection (line = its 1-based position in the list) and the others
+    are converted."""
     by_engine: dict[str, list[dict]] = {}
     rows: list[dict] = []
-    for rec in records:
-        answer_id = f"liu-{rec['id']}"
-        claims, ann = _claims(rec, answer_id)
+    rejected: list[dict] = []
+    for n, rec in enumerate(records, start=1):
+        try:
+            check(rec)
+            answer_id = f"liu-{rec['id']}"
+            claims, ann = _claims(rec, answer_id)
+        except JsonRejected as exc:
+            rejected.append(rejection(SOURCE, file, n, exc, _raw(rec)))
+            continue
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                RecursionError) as exc:
+            rejected.append(rejection(SOURCE, file, n, exc, _raw(rec)))
+            continue
         by_engine.setdefault(rec["system_name"], []).append({
             "answer_id": answer_id,
             "query_id": "liu-q-" + writer.short_id(rec["query"]),
@@ -103,20 +170,40 @@ def convert(records: list[dict], date: str) -> tuple[dict[str, list[dict]], list
             "claims": claims,
         })
         rows.extend(ann)
-    return by_engine, rows
+    return by_engine, rows, rejected
+
+
+def _raw(rec: Any) -> str:
+    """The start of a rejected item's JSON, for the rejection row ("" if it cannot be written)."""
+    try:
+        return json.dumps(rec, ensure_ascii=False)[:RAW_FRAGMENT].encode("utf-8").decode()
+    except (ValueError, RecursionError):
+        return ""
 
 
 BOTH_WAYS = "Citation Completely Supports but Also Refutes Statement"
 
 
-def caveats(records: list[dict], date: str) -> list[str]:
-    """What a reader of these records' numbers must know, measured on the records: whether
-    every answer was chosen for holding a "supports but also refutes" citation (the bundled
-    subset is), the engines and their counts, and that the date is not the source's."""
-    both = sum(1 for rec in records if any(
-        ann.get("citation_supports") == BOTH_WAYS
-        for note in rec["annotation"]["statement_to_annotation"].values()
-        for ann in note.get("citation_annotations") or []))
+def _both_ways(rec: Any) -> bool | None:
+    """Whether a record holds a "supports but also refutes" citation; None for a record that
+    does not have the dataset's shape (the import rejects it: it is not part of the numbers)."""
+    try:
+        notes = rec["annotation"]["statement_to_annotation"].values()
+        return any(ann.get("citation_supports") == BOTH_WAYS
+                   for note in notes for ann in note.get("citation_annotations") or [])
+    except (KeyError, TypeError, AttributeError):
+        return None
+
+
+def caveats(records: list[Any], date: str) -> list[str]:
+    """What a reader of these records' numbers must know, measured on the records the import
+    reads: whether every answer was chosen for holding a "supports but also refutes" citation
+    (the bundled subset is), the engines and their counts, and that the date is not the
+    source's."""
+    marks = [(rec, mark) for rec in records if (mark := _both_ways(rec)) is not None
+             and isinstance(rec.get("system_name"), str)]
+    records = [rec for rec, _ in marks]
+    both = sum(1 for _, mark in marks if mark)
     out = []
     if records and both == len(records):
         out.append(
@@ -139,19 +226,28 @@ def caveats(records: list[dict], date: str) -> list[str]:
 
 
 def import_file(path: Path, out: Path, date: str = DEFAULT_DATE) -> dict:
-    """Import one Liu et al. JSON file into ``out``; returns counts of what was written."""
-    records = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(records, list):
-        raise ValueError(f"{path}: expected a JSON list of records")
-    by_engine, rows = convert(records, date)
+    """Import one Liu et al. JSON file into ``out``; returns counts of what was written. A file
+    that does not read (not UTF-8, not JSON, not a list) is one rejection row; a record that
+    does not is one rejection row and the rest are imported."""
     stem = Path(path).stem
+    try:
+        records = load_json(decode_utf8(Path(path).read_bytes()))
+        if not isinstance(records, list):
+            raise JsonRejected("wrong_type", "expected a JSON list of records")
+    except JsonRejected as exc:
+        records = []
+        by_engine, rows, rejected = {}, [], [rejection(SOURCE, Path(path).name, 1, exc)]
+    else:
+        by_engine, rows, rejected = convert(records, date, Path(path).name)
     for engine, answers in sorted(by_engine.items()):
-        writer.write_answers(out, date, f"liu-{stem}-{engine}", answers)
+        writer.write_answers(out, date, f"liu-{stem}-{file_part(engine)}", answers)
     writer.write_annotations(out, f"liu-{stem}", rows)
     writer.merge_registry(out, {ANNOTATOR: "human"})
     writer.write_codebook(out)
-    writer.write_caveats(out, "liu2023", str(path), [date], caveats(records, date))
+    write_rejections(out, date, f"liu-{stem}", rejected)
+    notes = caveats(records, date)
+    writer.write_caveats(out, "liu2023", str(path), [date], notes)
     return {"dataset": "liu", "answers": sum(len(a) for a in by_engine.values()),
             "claims": sum(len(a["claims"]) for v in by_engine.values() for a in v),
-            "annotation_rows": len(rows), "date": date,
-            "caveats": caveats(records, date)}
+            "annotation_rows": len(rows), "rejected_records": len(rejected), "date": date,
+            "caveats": notes}

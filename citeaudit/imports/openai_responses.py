@@ -73,7 +73,8 @@ def _responses(obj: dict, defects: list[Defect]) -> Parsed:
     claims, orphans = build_claims(text, marks=marks)
     defects += [Defect("output", "citation_without_claim", f"link at {a} follows no text")
                 for a, _, _ in orphans]
-    return Parsed(text, claims, model=obj.get("model"), created_at=rfc3339(obj.get("created_at")),
+    return Parsed(text, claims, model=obj.get("model"),
+                  created_at=rfc3339(obj.get("created_at"), "created_at"),
                   response_id=obj.get("id"), search_queries=queries, retrieved=retrieved,
                   cost=cost(obj.get("usage"), "input_tokens", "output_tokens"), defects=defects)
 
@@ -91,7 +92,8 @@ def _chat(obj: dict, defects: list[Defect]) -> Parsed:
     claims, orphans = build_claims(text, marks=marks)
     defects += [Defect("choices[0].message.content", "citation_without_claim",
                        f"link at {a} follows no text") for a, _, _ in orphans]
-    return Parsed(text, claims, model=obj.get("model"), created_at=rfc3339(obj.get("created")),
+    return Parsed(text, claims, model=obj.get("model"),
+                  created_at=rfc3339(obj.get("created"), "created"),
                   response_id=obj.get("id"),
                   cost=cost(obj.get("usage"), "prompt_tokens", "completion_tokens"),
                   defects=defects)

@@ -72,7 +72,8 @@ def parse(obj: object) -> Parsed:
     claims, orphans = build_claims(text, marks=marks)
     defects += [Defect("choices[0].message.content", "citation_without_claim",
                        f"marker at {a} follows no text") for a, _, _ in orphans]
-    return Parsed(text, claims, model=obj.get("model"), created_at=rfc3339(obj.get("created")),
+    return Parsed(text, claims, model=obj.get("model"),
+                  created_at=rfc3339(obj.get("created"), "created"),
                   response_id=obj.get("id"), retrieved=[s for s in sources if s["url"]],
                   cost=cost(obj.get("usage"), "prompt_tokens", "completion_tokens"),
                   defects=defects)

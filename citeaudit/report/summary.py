@@ -13,6 +13,7 @@ from citeaudit.catalog import CATALOG_FILE
 from citeaudit.catalog import connect as open_catalog
 from citeaudit.report import rejections
 from citeaudit.report import terminal as report_terminal
+from citeaudit.report.safe_text import safe
 
 
 def open_dated(derived: Path, date: str | None = None):  # -> duckdb.DuckDBPyConnection
@@ -57,7 +58,8 @@ def _fmt(value: Any) -> str:
         return "n/a"
     if isinstance(value, float):
         return f"{value:,.1f}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
+    # a string comes from the data (an engine, a codebook, a reason): shown as written
+    return f"{value:,}" if isinstance(value, int) else safe(value)
 
 
 def render(derived: Path, console: Console | None = None,
@@ -102,7 +104,7 @@ def render(derived: Path, console: Console | None = None,
         why.add_column("reason")
         why.add_column("n", justify="right")
         for r in reasons:
-            why.add_row(r["stage"], r["reason"], _fmt(r["n"]))
+            why.add_row(_fmt(r["stage"]), _fmt(r["reason"]), _fmt(r["n"]))
         console.print(why)
     render_inputs_not_read(row["inputs_not_read"], console)
     from citeaudit.support import summary
@@ -115,10 +117,10 @@ def render(derived: Path, console: Console | None = None,
     _render_fetch(derived, console, date)
     catalog = derived / CATALOG_FILE
     footer = [
-        f"\nOutputs: parquet under {derived}/<asset>/, catalog {catalog}",
+        f"\nOutputs: parquet under {safe(derived)}/<asset>/, catalog {safe(catalog)}",
         "Look further:",
         "  make ui      # the Dagster UI (dagster dev) on this instance",
-        f'  duckdb {catalog} -c "SELECT engine, reason, count(*) FROM answer_checks '
+        f'  duckdb {safe(catalog)} -c "SELECT engine, reason, count(*) FROM answer_checks '
         'GROUP BY ALL ORDER BY ALL"',
     ]
     for line in footer:
@@ -161,7 +163,8 @@ def _render_fetch(derived: Path, console: Console, date: str | None = None) -> N
     table.add_column("n", justify="right")
     table.add_column("bytes", justify="right")
     for r in rows:
-        table.add_row(str(r["observation_date"]), r["requests"], r["outcome"], _fmt(r["n"]),
+        table.add_row(_fmt(str(r["observation_date"])), _fmt(r["requests"]), _fmt(r["outcome"]),
+                      _fmt(r["n"]),
                       _fmt(r["bytes"]))
     console.print(table)
 

@@ -15,6 +15,7 @@ from citeaudit import parquet_io
 from citeaudit.metrics.definitions import BY_NAME
 from citeaudit.report import headline as hl
 from citeaudit.report.render import INDEX, REPORT
+from citeaudit.report.safe_text import safe
 
 MIN_WIDTH = 120  # the table is unreadable when squeezed into 80 columns of a pipe
 
@@ -61,13 +62,13 @@ def render(derived: Path, console: Console, date: str | None = None) -> list[Pat
             / "data.parquet"
         ).to_pylist()
         table_rows = hl.headline_rows(rows)
-        table = Table(title=f"headline per engine · {date} · codebook {version}",
+        table = Table(title=f"headline per engine · {safe(date)} · codebook {safe(version)}",
                       caption="estimate, [95% interval], n = resolved units in the "
                               "denominator, u = unresolved units beside it",
                       title_justify="left", caption_justify="left")
         table.add_column("metric", no_wrap=True)
         for engine, _ in table_rows:
-            table.add_column(engine, justify="right", no_wrap=True)
+            table.add_column(safe(engine), justify="right", no_wrap=True)
         for k, metric in enumerate(hl.HEADLINE):
             table.add_row(hl.SHORT[metric], *(_cell(cells[k][1]) for _, cells in table_rows),
                           end_section=True)
@@ -75,5 +76,5 @@ def render(derived: Path, console: Console, date: str | None = None) -> list[Pat
             file=console.file, width=MIN_WIDTH, force_terminal=console.is_terminal,
             no_color=console.no_color)
         wide.print(table)
-        console.print(f"report: {page}", soft_wrap=True, highlight=False)
+        console.print(f"report: {safe(page)}", soft_wrap=True, highlight=False)
     return [p for _, _, p in reports]

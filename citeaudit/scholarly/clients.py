@@ -311,5 +311,6 @@ def parse_lookup(fetch: Fetch):
                  else records.openalex_results(body))
         parse = records.from_crossref if fetch.registry == "crossref" else records.from_openalex
         return Lookup(fetch.registry, "found", tuple(parse(i) for i in items[:SEARCH_ROWS]))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError,
+            RecursionError) as exc:  # a reply of any shape: invalid, never a crash
         return Lookup(fetch.registry, "invalid", (), f"unparseable:{type(exc).__name__}")

@@ -26,6 +26,7 @@ calls ``requests.get`` at module level. Rather than patching either library, bot
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -40,6 +41,28 @@ from urllib3.util import Retry
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 UNREACHABLE_AFTER = 3
 UNREACHABLE = "registry_unreachable"
+# Per response: the body is read within BODY_DEADLINE seconds in all (the request timeout
+# bounds each read, not a body trickled a byte at a time) and up to MAX_BODY_BYTES; a JSON body
+# nested deeper than MAX_JSON_DEPTH is refused before a library parses it (docs/limits.md).
+BODY_DEADLINE = 30.0
+MAX_BODY_BYTES = 20 * 1024 * 1024
+MAX_JSON_DEPTH = 64
+BODY_CHUNK = 64 * 1024
+
+
+class BodyTimeout(requests.Timeout):
+    """A registry body that did not arrive within the body deadline (a trickling server)."""
+
+
+class BodyTooLarge(requests.RequestException):
+    """A registry body larger than :data:`MAX_BODY_BYTES`."""
+
+
+class JsonTooDeep(ValueError):
+    """A registry body nested deeper than :data:`MAX_JSON_DEPTH`: the lookup is ``invalid``
+    (``invalid_body:JsonTooDeep``), so its verdict is unresolved, never a crash."""
+
+
 log = logging.getLogger("citeaudit.scholarly")
 
 
@@ -173,8 +196,12 @@ class RegistrySession(requests.Session):
     def __init__(self, official: str, base_url: str, *, timeout: float = 10.0,
                  max_retries: int = 3, backoff: float = 0.5, backoff_max: float = 10.0,
                  per_second: float = 5.0, list_per_second: float | None = None,
-                 mailto: str | None = None, user_agent: str = "citeaudit") -> None:
+                 mailto: str | None = None, user_agent: str = "citeaudit",
+                 body_deadline: float = BODY_DEADLINE,
+                 max_body_bytes: int = MAX_BODY_BYTES) -> None:
         super().__init__()
+        self.body_deadline = body_deadline
+        self.max_body_bytes = max_body_bytes
         self.official = official.rstrip("/")
         self.base_url = (base_url or official).rstrip("/")
         self.stats = RequestStats()
@@ -225,8 +252,10 @@ class RegistrySession(requests.Session):
         limiter = self.list_limiter if is_list_request(url) else self.limiter
         limiter.wait()
         self.last = None
+        kwargs["stream"] = True  # the body is read here, within the deadline and size cap
         try:
             response = super().request(method, self.rebase(url), *args, **kwargs)
+            self._read_body(response)
         except requests.RequestException as exc:
             kind = "timeout" if isinstance(exc, requests.Timeout) else "connection"
             self.last = LastResponse(None, None, f"{kind}:{type(exc).__name__}")
@@ -241,4 +270,77 @@ class RegistrySession(requests.Session):
         if announced is not None:
             limiter.cap(announced)
         self.last = LastResponse(response.status_code, response.content)
+        if response.status_code == 200 and _too_deep(response.content):
+            self.last = LastResponse(200, response.content, "too_deep")
+            raise JsonTooDeep(f"{url}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
         return response
+
+    def _read_body(self, response: requests.Response) -> None:
+        """Read the body into ``response`` within :attr:`body_deadline` seconds in all and
+        :attr:`max_body_bytes`; :class:`BodyTimeout` / :class:`BodyTooLarge` otherwise.
+
+        Each socket read is bounded by the request timeout, but a server trickling a byte at a
+        time never lets one expire: a timer shuts the socket down at the deadline, which ends
+        the blocked read."""
+        end = time.monotonic() + self.body_deadline
+        timer = threading.Timer(self.body_deadline, _shutdown, args=(response,))
+        timer.daemon = True
+        timer.start()
+        chunks, size = [], 0
+        try:
+            for chunk in response.iter_content(BODY_CHUNK):
+                size += len(chunk)
+                if size > self.max_body_bytes:
+                    raise BodyTooLarge(f"{response.url}: body larger than "
+                                       f"{self.max_body_bytes:,} bytes")
+                chunks.append(chunk)
+                if time.monotonic() > end:
+                    break
+        except BodyTooLarge:
+            response.close()
+            raise
+        except Exception as exc:
+            if time.monotonic() < end:
+                raise
+            raise BodyTimeout(f"{response.url}: body not read within {self.body_deadline:g} s"
+                              ) from exc
+        finally:
+            timer.cancel()
+        if time.monotonic() > end:
+            response.close()
+            raise BodyTimeout(f"{response.url}: body not read within {self.body_deadline:g} s")
+        response._content = b"".join(chunks)  # what requests' own .content would hold
+        response._content_consumed = True
+
+
+def _shutdown(response: requests.Response) -> None:
+    """End a blocked read of ``response``: shut its socket down (close alone does not wake a
+    thread blocked in recv)."""
+    import socket
+
+    conn = getattr(response.raw, "_connection", None)
+    sock = getattr(conn, "sock", None)
+    if sock is None:  # urllib3 detaches the connection once it is released; http.client's
+        fp = getattr(getattr(response.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    try:
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    response.close()
+
+
+def _too_deep(body: bytes | None) -> bool:
+    """Whether a JSON body nests deeper than :data:`MAX_JSON_DEPTH` (a body that is not JSON is
+    the libraries' to refuse)."""
+    if not body or body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
+        return False
+    from citeaudit.imports.guard import depth
+
+    try:
+        return depth(json.loads(body)) > MAX_JSON_DEPTH
+    except RecursionError:
+        return True
+    except ValueError:
+        return False

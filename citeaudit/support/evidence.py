@@ -65,17 +65,64 @@ def _params(book: Codebook) -> dict:
 BATCH_PAIRS = 8_000
 SORT_MEMORY = "256MB"
 READ_ROWS = 16_384
+# Memory per page and per batch (docs/limits.md). Scoring a page costs about 30 bytes of
+# windows and terms per character of its text, so a page is scored only up to
+# MAX_PAGE_TEXT_CHARS (real pages hold well under 1M characters; a longer one is a pair
+# ``unresolved`` with reason ``page_text_too_large``, never a negative finding from part of a
+# page), and a batch holds pages of at most BATCH_TEXT_CHARS characters in all (one page over
+# it is a batch of its own): a 256 MB page then costs no more than a capped one.
+MAX_PAGE_TEXT_CHARS = 2_000_000
+BATCH_TEXT_CHARS = 8_000_000
+PAGE_TOO_LARGE = "page_text_too_large"
 
 
-def _batch_slices(keys: pa.ChunkedArray | pa.Array, size: int) -> list[tuple[int, int]]:
+def cap_pages(pairs: pa.Table, texts: pa.Table, limit: int | None = None) -> pa.Table:
+    """``pairs`` with every pair whose page text is longer than ``limit`` characters
+    (:data:`MAX_PAGE_TEXT_CHARS` by default) made unavailable (no payload, reason
+    :data:`PAGE_TOO_LARGE`), so its page is never windowed."""
+    limit = MAX_PAGE_TEXT_CHARS if limit is None else limit
+    if texts.num_rows == 0 or pairs.num_rows == 0:
+        return pairs
+    lengths = pc.fill_null(pc.utf8_length(texts.column("text")), 0)
+    big = pc.unique(texts.filter(pc.greater(lengths, limit)).column("payload_sha256"))
+    if len(big) == 0:
+        return pairs
+    hit = pc.fill_null(pc.is_in(pairs.column("payload_sha256"), value_set=big), False)
+    i = pairs.schema.get_field_index("payload_sha256")
+    j = pairs.schema.get_field_index("unavailable_reason")
+    pairs = pairs.set_column(i, pairs.schema.field(i), pc.if_else(
+        hit, pa.scalar(None, pairs.schema.field(i).type), pairs.column(i)))
+    return pairs.set_column(j, pairs.schema.field(j), pc.if_else(
+        hit, pa.scalar(PAGE_TOO_LARGE, pairs.schema.field(j).type), pairs.column(j)))
+
+
+def _batch_slices(keys: pa.ChunkedArray | pa.Array, size: int,
+                  chars: dict[str, int] | None = None,
+                  budget: int | None = None) -> list[tuple[int, int]]:
     """[start, end) row ranges of about ``size`` rows over rows sorted by ``keys``, each cut
-    where the key changes (a page's pairs stay in one batch; a null key is its own group)."""
+    where the key changes (a page's pairs stay in one batch; a null key is its own group).
+    With ``chars`` (page key -> text length), a range also ends before its pages' text would
+    pass ``budget`` characters (:data:`BATCH_TEXT_CHARS` by default; a page longer than that
+    is a range of its own)."""
+    budget = BATCH_TEXT_CHARS if budget is None else budget
     n = len(keys)
     if n == 0:
         return []
     arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
     changed = pc.fill_null(pc.not_equal(arr.slice(1), arr.slice(0, n - 1)), True)
     starts = np.flatnonzero(np.concatenate(([True], changed.to_numpy(zero_copy_only=False))))
+    if chars:
+        ends = np.append(starts[1:], n)
+        page_keys = arr.take(pa.array(starts)).to_pylist()
+        cuts, rows, text = [0], 0, 0
+        for start, end, key in zip(starts, ends, page_keys, strict=True):
+            weight = chars.get(key, 0) if key is not None else 0
+            if start > cuts[-1] and (rows + (end - start) > size or text + weight > budget):
+                cuts.append(int(start))
+                rows, text = 0, 0
+            rows, text = rows + int(end - start), text + weight
+        cuts.append(n)
+        return list(zip(cuts[:-1], cuts[1:], strict=True))
     cuts = [0]
     while cuts[-1] < n:
         nxt = np.searchsorted(starts, cuts[-1] + max(1, size), side="left")
@@ -119,7 +166,12 @@ def locate_by_page(pairs: pa.Table, claims: pa.Table, texts: pa.Table, book: Cod
     pairs = pairs.sort_by([("payload_sha256", "ascending", "at_end"),
                            ("claim_id", "ascending", "at_end"),
                            ("citation_id", "ascending", "at_end")])
-    slices = _batch_slices(pairs.column("payload_sha256"), batch_pairs) or [(0, 0)]
+    wanted = pc.unique(pairs.column("payload_sha256").drop_null())
+    pages = texts.filter(pc.is_in(texts.column("payload_sha256"), value_set=wanted))
+    chars = dict(zip(pages.column("payload_sha256").to_pylist(),
+                     pc.fill_null(pc.utf8_length(pages.column("text")), 0).to_pylist(),
+                     strict=True))
+    slices = _batch_slices(pairs.column("payload_sha256"), batch_pairs, chars) or [(0, 0)]
     for lo, hi in slices:
         yield _locate_one(pairs.slice(lo, hi - lo), claims, texts, book, params)
 
@@ -202,5 +254,5 @@ def support_evidence_batches(claims: pa.Table, citations: pa.Table, answers: pa.
     """The ``support_evidence`` table of one date × codebook partition as record batches in
     the table's order, computed in bounded memory (page batches, spilled to ``workdir`` and
     sorted there): the same rows, in the same order, as :func:`locate` over every pair."""
-    pairs = evidence_pairs(claims, citations, answers, aligned, texts)
+    pairs = cap_pages(evidence_pairs(claims, citations, answers, aligned, texts), texts)
     yield from sorted_evidence(locate_by_page(pairs, claims, texts, book, batch_pairs), workdir)

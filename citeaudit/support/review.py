@@ -19,7 +19,6 @@ import csv
 import hashlib
 import html
 import io
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ import pyarrow.csv as pacsv
 
 from citeaudit import parquet_io, storage
 from citeaudit.codebook import Codebook
+from citeaudit.imports.guard import JsonRejected, decode_utf8, load_json
 
 FROM_NAME = "support"
 TO_NAME = "claim"
@@ -240,9 +240,15 @@ def parse_export(path: Path, doc: Any, users: dict[str, str],
             elif user not in users:
                 reasons.append(f"{aw}.completed_by: Label Studio user {user!r} is not in the "
                                "annotator registry")
-            picked = [r for r in ann.get("result") or [] if isinstance(r, dict)
-                      and r.get("type") == "choices" and r.get("from_name") == FROM_NAME]
-            values = [c for r in picked for c in (r.get("value") or {}).get("choices") or []]
+            result = ann.get("result") or []
+            picked = [r for r in (result if isinstance(result, list) else [])
+                      if isinstance(r, dict) and r.get("type") == "choices"
+                      and r.get("from_name") == FROM_NAME and isinstance(r.get("value"), dict)]
+            values = [c for r in picked for c in _list(r["value"].get("choices"))]
+            if len(values) == 1 and not isinstance(values[0], str):
+                reasons.append(f"{aw}.result: the choice is a {type(values[0]).__name__}, not a "
+                               "label")
+                continue
             if len(values) != 1:
                 reasons.append(f"{aw}.result: expected one '{FROM_NAME}' choice, found "
                                f"{len(values)}")
@@ -253,16 +259,47 @@ def parse_export(path: Path, doc: Any, users: dict[str, str],
             when = ann.get("created_at")
             if not isinstance(when, str) or not when:
                 reasons.append(f"{aw}.created_at: missing")
-            if user is not None and user in users and isinstance(when, str):
+            elif not _is_time(when):
+                reasons.append(f"{aw}.created_at: {when[:40]!r} is not an ISO 8601 time")
+            if user is not None and user in users and _is_time(when):
                 rows.append({"claim_id": data.get("claim_id"),
                              "citation_id": data.get("citation_id") or "",
                              "annotator_id": users[user], "label": values[0],
                              "evidence_span": "", "annotated_at": when,
                              "codebook_version": data.get("codebook_version"),
                              "grader": "human"})
+    for k, row in enumerate(rows):
+        for column in ("claim_id", "citation_id"):
+            if str(row[column]).startswith(FORMULA_START):
+                reasons.append(f"row {k + 1} ({column}): {str(row[column])[:40]!r} starts as a "
+                               "spreadsheet formula would; no citeaudit id does")
     if reasons:
         raise ExportError(path, reasons)
     return rows, cancelled
+
+
+# A CSV cell starting with one of these is evaluated by spreadsheets (formula injection). The
+# imported CSV holds only ids, labels of the codebook, registered annotators and times, none of
+# which starts so: a task that would write one is refused (and nothing can be neutralized into
+# a value that no longer matches its claim).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _is_time(value: Any) -> bool:
+    """An ISO 8601 time string (what Label Studio writes as ``created_at``)."""
+    import datetime as dt
+
+    if not isinstance(value, str) or not value:
+        return False
+    try:
+        dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 def _codebook_choices(raw: Path, doc: Any) -> dict[str, set[str] | None]:
@@ -283,9 +320,9 @@ def import_export(path: Path, raw: Path) -> dict:
     """Import one Label Studio JSON export into ``raw/annotations/support/``."""
     data = Path(path).read_bytes()
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ExportError(Path(path), [f"not valid JSON: {exc}"]) from exc
+        doc = load_json(decode_utf8(data))
+    except JsonRejected as exc:
+        raise ExportError(Path(path), [f"not valid JSON ({exc.reason}): {exc.detail}"]) from None
     rows, cancelled = parse_export(Path(path), doc, _registry_map(Path(raw)),
                                    _codebook_choices(Path(raw), doc))
     mismatched = check_sample_tasks(Path(path), Path(raw), doc)

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from citeaudit import duck
 from citeaudit.catalog import connect as open_catalog
+from citeaudit.report.safe_text import safe
 
 NEEDED = ("support_judgments", "rejected_annotations", "support_labels", "annotation_agreement")
 COLUMNS = ("judgments", "rejected", "items", "fully_supported", "partially_supported",
@@ -36,9 +37,9 @@ def render(derived: Path, console: Console) -> list[dict]:
                   title_justify="left")
     table.add_column("")
     for r in rows:
-        table.add_column(r["codebook"], justify="right")
+        table.add_column(safe(r["codebook"]), justify="right")
     for col in COLUMNS:
-        table.add_row(col.replace("_", " "), *(str(r[col]) if r[col] is not None else "n/a"
+        table.add_row(col.replace("_", " "), *(safe(r[col]) if r[col] is not None else "n/a"
                                                for r in rows))
     console.print(table)
     return rows

@@ -33,6 +33,12 @@ from citeaudit.archive.index.schema import CAPTURE_SCHEMA, single_row_table
 
 ARCHIVE_MEMBER_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 CHUNK = 1024 * 1024
+# Checked on the zip's directory before anything is inflated (docs/limits.md): a
+# ``datapackage.json`` is a few kilobytes (16 MB is generous), and no member a WACZ holds
+# compresses 100:1 (WARCs are stored, pages and indexes are text or already gzipped), while a
+# zip bomb does (1 MB to 2 GB is 2000:1).
+MAX_DATAPACKAGE_BYTES = 16 * 1024 * 1024
+MAX_MEMBER_RATIO = 100
 
 
 class InvalidWacz(ValueError):
@@ -49,9 +55,11 @@ def _expected(resource: dict) -> tuple[str, str, int | None]:
         size = resource.get("bytes")
     else:  # WACZ 1.0: "hashing": "sha256", "stats": {"hash", "bytes"}
         stats = resource.get("stats") or {}
+        if not isinstance(stats, dict):
+            raise InvalidWacz(f"{resource.get('path')}: stats is not an object")
         algo, digest, size = resource.get("hashing", "sha256"), stats.get("hash"), \
             stats.get("bytes")
-        if not isinstance(digest, str):
+        if not isinstance(digest, str) or not isinstance(algo, str):
             raise InvalidWacz(f"{resource.get('path')}: no hash declared")
     algo = algo.strip().lower()
     if algo not in hashlib.algorithms_guaranteed:
@@ -71,14 +79,21 @@ def verify(path: Path | str) -> list[zipfile.ZipInfo]:
         names = set(zf.namelist())
         if "datapackage.json" not in names:
             raise InvalidWacz("no datapackage.json")
+        for info in zf.infolist():
+            _check_ratio(info)
+        if zf.getinfo("datapackage.json").file_size > MAX_DATAPACKAGE_BYTES:
+            raise InvalidWacz(f"datapackage.json: {zf.getinfo('datapackage.json').file_size:,} "
+                              f"bytes inflated; at most {MAX_DATAPACKAGE_BYTES:,} are read")
         try:
-            package = json.loads(zf.read("datapackage.json"))
+            with zf.open("datapackage.json") as fh:  # reads no more than the size declared
+                package = json.loads(fh.read(MAX_DATAPACKAGE_BYTES + 1))
             resources = package["resources"]
             if not isinstance(resources, list):
                 raise TypeError("resources is not a list")
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InvalidWacz(f"datapackage.json unreadable: {type(exc).__name__}: {exc}"
-                              ) from exc
+        except (ValueError, KeyError, TypeError, RecursionError, OSError, EOFError,
+                zipfile.BadZipFile) as exc:
+            raise InvalidWacz(f"datapackage.json unreadable: {type(exc).__name__}: {exc}"[:300]
+                              ) from None
         listed = set()
         for res in resources:
             if not isinstance(res, dict) or not isinstance(res.get("path"), str):
@@ -109,6 +124,16 @@ def verify(path: Path | str) -> list[zipfile.ZipInfo]:
         if not warcs:
             raise InvalidWacz("no archive/*.warc[.gz] member")
         return warcs
+
+
+def _check_ratio(info: zipfile.ZipInfo) -> None:
+    """Refuse a member that inflates more than :data:`MAX_MEMBER_RATIO` times its compressed
+    size, by the zip's directory, before a byte of it is inflated."""
+    if info.compress_type == zipfile.ZIP_STORED or info.file_size <= CHUNK:
+        return
+    if info.file_size > MAX_MEMBER_RATIO * max(info.compress_size, 1):
+        raise InvalidWacz(f"{info.filename}: {info.compress_size:,} bytes inflating to "
+                          f"{info.file_size:,} (more than {MAX_MEMBER_RATIO}:1, a zip bomb)")
 
 
 def member_start(path: Path | str, info: zipfile.ZipInfo) -> int:
