@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from citeaudit import storage
-from citeaudit.report.safe_text import safe
+from citeaudit.safe_text import safe
 
 # Every command whose code lives in its own module, in the order `citeaudit --help` lists
 # them: (module, its ``register_cli``, ((command, one-line help), ...)). Only the module of

@@ -75,15 +75,6 @@ class FetchSettings:
     allowed_ports: tuple[int, ...] = DEFAULT_PORTS
     soft_404_probe: bool = True
 
-    def scope(self):
-        """The request scope of these settings (:class:`citeaudit.archive.capture.scope.Scope`):
-        which schemes, ports, hosts and addresses a fetch may reach."""
-        from citeaudit.archive.capture.scope import Scope
-
-        return Scope(allow_private_networks=self.allow_private_networks,
-                     allowed_ports=self.allowed_ports, allow_hosts=self.allow_hosts,
-                     deny_hosts=self.deny_hosts)
-
     def with_via(self, via: str | None) -> FetchSettings:
         """The same settings with every request sent to ``via`` (None keeps the file's)."""
         return self if via is None else replace(self, via=via)

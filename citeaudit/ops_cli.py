@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from citeaudit.report.safe_text import safe
+from citeaudit.safe_text import safe
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 STATE_STYLE = {

@@ -22,7 +22,8 @@ PACKAGES = ("citeaudit", "assets", "pipelines")
 STAGES = ("ingest", "archive", "citations", "alignment", "support", "scholarly", "source_risk",
           "metrics", "comparisons", "report")
 # Foundations that stages build on: they may not import any stage.
-CORE = ("codebook", "config", "duck", "parquet_io", "layout", "catalog", "stats", "storage")
+CORE = ("codebook", "config", "duck", "parquet_io", "layout", "catalog", "stats", "storage",
+        "untrusted", "safe_text")
 # The outer shell (command line, adapters of external data, the demo generator): may import
 # stages, but no stage may import it.
 SHELL = ("cli", "ops_cli", "imports", "demo_corpus")

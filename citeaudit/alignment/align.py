@@ -221,7 +221,7 @@ def probes_for(aligned: pa.Table, raw: Path) -> dict:
     """The soft-404 probes of the crawls whose fetched WARCs hold the aligned final captures
     (the fetch logs of those observation dates), per origin."""
     from citeaudit.alignment.soft404 import probes_from_log
-    from citeaudit.archive.capture.fetch_log import read_logs
+    from citeaudit.archive.capture import read_logs
     from citeaudit.layout import FETCHED_WARC_RE
 
     dates = set()

@@ -39,6 +39,8 @@ from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 
+from citeaudit.archive.capture import origin_of
+
 EVIDENCE = ("redirect_to_root", "probe_same_final_url", "probe_match", "probe_message",
             "not_found_content")
 FLAGS = ("probe_similar", "not_found_words")
@@ -82,20 +84,6 @@ class Probe:
 class Judgement:
     evidence: str | None = None
     flag: str | None = None
-
-
-def origin_of(url: str | None) -> str | None:
-    """``scheme://host:port`` (lower case, default port spelled out) or None."""
-    if not url:
-        return None
-    try:
-        p = urlsplit(url.strip())
-        port = p.port or (443 if p.scheme.lower() == "https" else 80)
-    except ValueError:
-        return None
-    if p.scheme.lower() not in ("http", "https") or not p.hostname:
-        return None
-    return f"{p.scheme.lower()}://{p.hostname.lower().rstrip('.')}:{port}"
 
 
 def is_root(url: str | None) -> bool:

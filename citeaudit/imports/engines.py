@@ -41,7 +41,7 @@ from citeaudit.imports import (
     writer,
 )
 from citeaudit.imports.engine_answer import Defect, ShapeError, rfc3339, to_answer
-from citeaudit.imports.guard import JsonRejected
+from citeaudit.untrusted import JsonRejected
 
 FORMATS: dict[str, ModuleType] = {
     "openai": openai_responses,

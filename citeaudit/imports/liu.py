@@ -25,7 +25,7 @@ from typing import Any
 
 from citeaudit.imports import writer
 from citeaudit.imports.codebook import VERSION
-from citeaudit.imports.guard import (
+from citeaudit.untrusted import (
     RAW_FRAGMENT,
     JsonRejected,
     decode_utf8,

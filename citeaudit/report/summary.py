@@ -13,7 +13,7 @@ from citeaudit.catalog import CATALOG_FILE
 from citeaudit.catalog import connect as open_catalog
 from citeaudit.report import rejections
 from citeaudit.report import terminal as report_terminal
-from citeaudit.report.safe_text import safe
+from citeaudit.safe_text import safe
 
 
 def open_dated(derived: Path, date: str | None = None):  # -> duckdb.DuckDBPyConnection

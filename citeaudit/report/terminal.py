@@ -15,7 +15,7 @@ from citeaudit import parquet_io
 from citeaudit.metrics.definitions import BY_NAME
 from citeaudit.report import headline as hl
 from citeaudit.report.render import INDEX, REPORT
-from citeaudit.report.safe_text import safe
+from citeaudit.safe_text import safe
 
 MIN_WIDTH = 120  # the table is unreadable when squeezed into 80 columns of a pipe
 

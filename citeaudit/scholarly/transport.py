@@ -336,7 +336,7 @@ def _too_deep(body: bytes | None) -> bool:
     the libraries' to refuse)."""
     if not body or body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
         return False
-    from citeaudit.imports.guard import depth
+    from citeaudit.untrusted import depth
 
     try:
         return depth(json.loads(body)) > MAX_JSON_DEPTH

@@ -27,7 +27,7 @@ import pyarrow.csv as pacsv
 
 from citeaudit import parquet_io, storage
 from citeaudit.codebook import Codebook
-from citeaudit.imports.guard import JsonRejected, decode_utf8, load_json
+from citeaudit.untrusted import JsonRejected, decode_utf8, load_json
 
 FROM_NAME = "support"
 TO_NAME = "claim"

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from citeaudit import duck
 from citeaudit.catalog import connect as open_catalog
-from citeaudit.report.safe_text import safe
+from citeaudit.safe_text import safe
 
 NEEDED = ("support_judgments", "rejected_annotations", "support_labels", "annotation_agreement")
 COLUMNS = ("judgments", "rejected", "items", "fully_supported", "partially_supported",

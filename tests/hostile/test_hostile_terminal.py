@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from citeaudit import cli
-from citeaudit.report.safe_text import safe
+from citeaudit.safe_text import safe
 
 HOSTILE = ["[/bold]", "[red]x", "a\x1b[2Jb", "\u202eevil", "[bold]\x07bell\x00", "x\\[/red]"]
 

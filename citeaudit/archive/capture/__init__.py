@@ -11,6 +11,7 @@ from citeaudit.archive.capture.crawl import archive_date, canonical_url
 from citeaudit.archive.capture.fetch_cli import register_cli
 from citeaudit.archive.capture.fetch_log import CrawlResult, read_logs
 from citeaudit.archive.capture.fetcher import http_get
+from citeaudit.archive.capture.scope import origin_of
 from citeaudit.archive.capture.warc_writer import fetched_files, file_origin, is_fetched_file
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "file_origin",
     "http_get",
     "is_fetched_file",
+    "origin_of",
     "read_logs",
     "register_cli",
 ]

@@ -51,7 +51,8 @@ from citeaudit.archive.capture.fetcher import (
 )
 from citeaudit.archive.capture.from_archives import lookup_archives
 from citeaudit.archive.capture.resume import JOURNAL_SUFFIX, recover
-from citeaudit.archive.capture.scope import Refused, strip_credentials
+from citeaudit.archive.capture.scope import Refused, origin_of, strip_credentials
+from citeaudit.archive.capture.scope import from_settings as scope_from_settings
 from citeaudit.archive.capture.warc_writer import (
     FetchWarcWriter,
     Written,
@@ -82,8 +83,6 @@ RETRY_STATUSES = (429, 503)
 
 def _origin(url: str) -> str:
     """The soft-404 probe's grouping key of a URL: ``scheme://host:port``."""
-    from citeaudit.alignment.soft404 import origin_of
-
     return origin_of(url) or url
 
 
@@ -149,7 +148,7 @@ class _Crawler:
         self.ua = settings.user_agent_string(software_version())
         self.gate = HostGate(settings.per_host_delay_seconds, sleep)
         self.log = FetchLog(journal)
-        self.scope = settings.scope()
+        self.scope = scope_from_settings(settings)
         self.robots = RobotsCache(self._fetch_robots)
         self.last: dict[str, tuple[str, str, str]] = {}
         # origin -> a cited URL of it that answered 2xx: the hosts worth a soft-404 probe

@@ -360,6 +360,8 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
             return done("connection_error", status=status,
                         detail=f"incomplete body: {len(exc.partial)} bytes, more expected")
         except ConnectionResetError as exc:
+            if deadline.fired:  # our own shut-down socket (the total timeout), not the server
+                return timed_out("body not finished", status=status)
             return done("connection_reset", status=status, detail=str(exc))
         except (http.client.HTTPException, OSError, ValueError) as exc:
             if deadline.fired:

@@ -45,6 +45,7 @@ import pyarrow as pa
 
 from citeaudit.archive.capture.fetch_log import CrawlResult, FetchLog
 from citeaudit.archive.capture.fetcher import Attempt, HostGate, http_get
+from citeaudit.archive.capture.scope import from_settings as scope_from_settings
 from citeaudit.archive.capture.warc_writer import (
     FetchWarcWriter,
     Memento,
@@ -97,7 +98,7 @@ class ArchiveLookup:
         self.ua = settings.user_agent_string(software_version())
         self.gate = HostGate(settings.per_host_delay_seconds, self.sleep)
         self.window = dt.timedelta(hours=settings.reference_window_hours)
-        self.scope = settings.scope()
+        self.scope = scope_from_settings(settings)
         self.trusted = {_origin(a.url) for a in archives}
         self.now = dt.datetime.now(dt.UTC)  # wall clock, as the log's requested_at
         # index query URL -> when an archive last answered it with no usable capture

@@ -243,3 +243,26 @@ class Scope:
     def check_peer(self, host: str, peer: str, lists: bool = True) -> None:
         """The address actually connected to, checked again."""
         self.check_addresses(host, (ipaddress.ip_address(peer.split("%", 1)[0]),), lists=lists)
+
+
+def from_settings(settings) -> Scope:  # settings: citeaudit.config.FetchSettings
+    """The request scope of a ``fetch:`` section: which schemes, ports, hosts and addresses a
+    fetch under those settings may reach."""
+    return Scope(allow_private_networks=settings.allow_private_networks,
+                 allowed_ports=settings.allowed_ports, allow_hosts=settings.allow_hosts,
+                 deny_hosts=settings.deny_hosts)
+
+
+def origin_of(url: str | None) -> str | None:
+    """``scheme://host:port`` (lower case, default port spelled out) or None: the soft-404
+    probe's grouping key of a URL (one probe per origin)."""
+    if not url:
+        return None
+    try:
+        p = urlsplit(url.strip())
+        port = p.port or (443 if p.scheme.lower() == "https" else 80)
+    except ValueError:
+        return None
+    if p.scheme.lower() not in ("http", "https") or not p.hostname:
+        return None
+    return f"{p.scheme.lower()}://{p.hostname.lower().rstrip('.')}:{port}"

@@ -1,4 +1,5 @@
-"""Reading untrusted JSON for the importers: bounded nesting, strict UTF-8, finite numbers.
+"""Reading untrusted JSON (engine responses, datasets, registry replies, Label Studio exports):
+bounded nesting, strict UTF-8, finite numbers.
 
 Every importer reads files someone else wrote (an engine's response, a dataset download). Python's
 ``json`` module accepts what the importers cannot use safely: nesting deep enough to exhaust the
