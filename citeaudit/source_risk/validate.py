@@ -68,13 +68,13 @@ __all__ = ["ANSWERS_SCHEMA", "LINES_SCHEMA", "PRIOR_SCHEMA", "SOURCES_SCHEMA", "
 
 # The steps of one batch: each SQL file reads the one before by this name. They run as one
 # statement (``batch_statement``), so DuckDB streams a batch through them in one pass, on one
-# thread, and only the last comes out (as Arrow, registered as ``sr_checked``); the hashes are
-# taken inside it (``sr_sha256``).
+# thread, and materializes only the last (``sr_checked``, in the lines' order: checked, and
+# sorted only when not); the hashes are taken inside it (``sr_sha256``).
 BATCH_STEPS = (("sr_typed", "type_record_lines"), ("sr_sealed_tuples", "seal_tuples"),
                ("sr_sealed_records", "seal_records"))
 BATCH_LAST = "check_records"
-# The Arrow view one batch registers and the next batch replaces.
-BATCH_VIEWS = ("sr_checked",)
+# The table one batch builds and the next batch replaces.
+BATCH_TABLES = ("sr_checked",)
 SHA256_FUNCTION = "sr_sha256"
 # The tables a run accumulates over its batches (the ledger rows go to parquet files).
 RUN_TABLES = ("sr_line_keys", "sr_digests", "sr_linked")
@@ -166,19 +166,16 @@ def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         con.execute("SET threads = $n", {"n": threads})
 
 
-def in_line_order(table: pa.Table) -> pa.Table:
-    """``table`` in (file, line) order: as it is when the lines came in that order (the
-    batch statement keeps its input's order on one thread), else sorted (checked, never
-    assumed)."""
-    files, lines = table.column("file"), table.column("line")
-    if table.num_rows < 2:
-        return table
+def in_line_order(keys: pa.Table) -> bool:
+    """Whether the rows of ``keys`` (its ``file`` and ``line`` columns) are in (file, line)
+    order, strictly increasing."""
+    if keys.num_rows < 2:
+        return True
+    files, lines = keys.column("file"), keys.column("line")
     head_f, tail_f = files.slice(0, len(files) - 1), files.slice(1)
     ordered = pc.or_(pc.less(head_f, tail_f), pc.and_(
         pc.equal(head_f, tail_f), pc.less(lines.slice(0, len(lines) - 1), lines.slice(1))))
-    if pc.all(ordered).as_py():
-        return table
-    return table.sort_by([("file", "ascending"), ("line", "ascending")])
+    return bool(pc.all(ordered).as_py())
 
 
 def write_spool(table: pa.Table, path: Path) -> None:
@@ -233,6 +230,8 @@ class Ledger:
         # benchmark's per-phase figures
         self.seconds: dict[str, float] = defaultdict(float)
         self.cpu_seconds: dict[str, float] = defaultdict(float)
+        for table in BATCH_TABLES:
+            self.con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
         for table in RUN_TABLES:
             self.con.execute(f"DROP TABLE IF EXISTS {self._run_table(table)}")
         register_sha256(self.con)
@@ -277,9 +276,16 @@ class Ledger:
         with t("validate"):
             text = batch_statement()
             used = {k: v for k, v in params.items() if f"${k}" in text}
+            for table in BATCH_TABLES:
+                con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
             with one_thread(con):
-                checked = con.sql(text, params=used).to_arrow_table()
-            con.register("sr_checked", in_line_order(checked))
+                con.sql(text, params=used).to_table("sr_checked")
+            # one thread keeps the lines' order; checked on the two key columns, sorted if not
+            keys = con.sql("SELECT file, line FROM sr_checked").to_arrow_table()
+            if not in_line_order(keys):
+                relation(con, "source_risk/sort_checked").to_table("sr_checked_sorted")
+                con.execute("DROP TABLE memory.main.sr_checked")
+                con.execute("ALTER TABLE memory.main.sr_checked_sorted RENAME TO sr_checked")
         with t("keep"):
             name = f"{self.batches:06d}.arrow"
             for sub, sql in (("spool", "select_sealed_records"),
@@ -319,8 +325,8 @@ class Ledger:
             "file": cands.column("file"), "line": cands.column("line"),
             "line_canonical_sha256": pa.array(canon, type=pa.string())}))
         relation(con, "source_risk/link_revisions").create(self._run_table("sr_linked"))
-        for view in BATCH_VIEWS:
-            con.unregister(view)
+        for table in BATCH_TABLES:
+            con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
 
     def _parts(self, sub: str) -> list[Path]:
         return [self.work / sub / f"{i:06d}.arrow" for i in range(self.batches)]
@@ -373,6 +379,14 @@ class Ledger:
         """Every typed line's (file, line, tuple_digest, record_digest); needs keep_digests."""
         self.finish()
         return self.con.sql("SELECT * FROM sr_digests ORDER BY file, line").to_arrow_table()
+
+    def release(self) -> None:
+        """Drop the tables the run accumulated (key table, digests, lineage) once the ledger
+        and the rejections are read out: on a database file they stay in DuckDB's memory
+        until dropped, and the steps after validation need that memory (at 1M records the
+        claim ledger ran out of its limit with them held)."""
+        for table in RUN_TABLES:
+            self.con.execute(f"DROP TABLE IF EXISTS {self._run_table(table)}")
 
     def close(self) -> None:
         """Remove the work folder when this ledger made it (the caller's is left alone)."""
