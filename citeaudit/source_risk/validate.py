@@ -382,9 +382,8 @@ class Ledger:
 
     def release(self) -> None:
         """Drop the tables the run accumulated (key table, digests, lineage) once the ledger
-        and the rejections are read out: on a database file they stay in DuckDB's memory
-        until dropped, and the steps after validation need that memory (at 1M records the
-        claim ledger ran out of its limit with them held)."""
+        and the rejections are read out: nothing reads them afterwards, and the audit steps
+        after validation run under the same DuckDB memory limit."""
         for table in RUN_TABLES:
             self.con.execute(f"DROP TABLE IF EXISTS {self._run_table(table)}")
 
