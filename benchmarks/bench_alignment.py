@@ -8,19 +8,20 @@ them; SURT keying of the distinct citation URLs is timed separately on a sample,
 per-URL Python work that the index and ingestion already pay once per URL.
 
 Usage: ``python benchmarks/bench_alignment.py [--citations 1000000] [--captures 5000000]``.
-Peak RSS is the process's maximum resident set size (``resource.getrusage``).
+Peak RSS is the process's own high-water mark since it started (``peak_rss.own_peak_mb``).
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from peak_rss import own_peak_mb  # noqa: E402
 
 from citeaudit import duck  # noqa: E402
 from citeaudit.alignment import align
@@ -83,7 +84,7 @@ def _book() -> Codebook:
 
 
 def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return own_peak_mb()
 
 
 def generate(folder: str, n_cit: int, n_caps: int) -> None:

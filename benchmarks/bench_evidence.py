@@ -35,8 +35,9 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parent.parent  # on the child's path: it imports tests.support
 
 CHILD = r"""
-import json, resource, sys, tempfile, time
+import json, sys, tempfile, time
 from pathlib import Path
+from benchmarks.peak_rss import own_peak_mb
 from citeaudit import codebook, duck, parquet_io
 from citeaudit.support import evidence
 from tests.support.reference_evidence import support_evidence
@@ -47,7 +48,7 @@ book = codebook.load_version(raw, "v1")
 inputs = [parquet_io.read_partition(derived, n, day) for n in ("claims", "citations", "answers")]
 aligned = parquet_io.read_partition(derived, "citation_captures", part)
 texts = parquet_io.read_partition(derived, "payload_texts", part)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+before = own_peak_mb()
 t = time.perf_counter()
 if mode == "whole":
     path = parquet_io.write_partition(support_evidence(*inputs, aligned, texts, book),
@@ -62,7 +63,7 @@ rows, located = con.sql("SELECT count(*), count(payload_sha256) FROM read_parque
                         params={"p": str(path)}).fetchall()[0]
 print(json.dumps({"seconds": secs, "rows": rows, "located_rows": located, "path": str(path),
                   "inputs_rss_mb": before,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mb": own_peak_mb()}))
 """
 
 

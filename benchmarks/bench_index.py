@@ -8,8 +8,9 @@ The WARC is generated once with warcio's writer (deterministic, seeded) and cach
 revisits, 301/302 redirects, 404/410/500s, and the same content split into 4 part files
 (their concatenation is the single file); a file of the single file three times over is the
 "3x" input. Each measurement runs in its own Python subprocess, which reports its wall time
-for the work (imports excluded) and its peak RSS (``getrusage``: the process itself, plus its
-largest worker process where there are workers):
+for the work (imports excluded) and its peak RSS (its own high-water mark since it was
+exec'd, ``peak_rss.own_peak_mb``, so nothing of this parent is counted; plus its largest
+worker process where there are workers, ``getrusage`` of the forked workers):
 
 a. cdxj-indexer (its Python API, default options, output to /dev/null)
 b. a bare warcio loop: iterate, parse HTTP headers, sha256 every payload
@@ -24,7 +25,8 @@ f. d + ``to_cdxj_lines`` (what ``citeaudit index-warc`` does for CDXJ output)
 g. the streamed index on the single file, 2 workers (split into 2 byte ranges)
 w. whole processes, imports included: ``citeaudit index-warc W --out x.parquet --workers 1``
    against the ``cdxj-indexer W -o /dev/null`` command (run from the same child, one after
-   the other; wall, CPU and peak RSS of each process from ``os.wait4``)
+   the other; wall, CPU and peak RSS of each process from ``os.wait4``, each started from a
+   fresh small interpreter, ``peak_rss.run``)
 w3. (w) on the 3x file (the whole process's peak RSS must not grow with the input either)
 
 and, for context, a bare FastWARC iterate-and-sha256 loop and ``surt.surt`` alone over every
@@ -52,6 +54,8 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import peak_rss
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
@@ -223,24 +227,22 @@ def _count_records(path: Path) -> int:
 
 
 def _peak_rss_mb() -> tuple[float, float]:
-    """Peak RSS so far of this process and of its largest (finished) child, in MB."""
-    self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    """Peak RSS so far of this process (its own, since it was exec'd) and of its largest
+    (finished) child, in MB. The workers are forked from this process, so their figure counts
+    the pages they share with it."""
     child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return self_kb / 1024, child_kb / 1024
+    return peak_rss.own_peak_mb(), child_kb / 1024
 
 
 def _command(cmd: list[str]) -> tuple[float, float, float]:
-    """Run a command to the end: (wall s, CPU s, peak RSS MB) of that process alone."""
+    """Run a command to the end: (wall s, CPU s, peak RSS MB) of that process alone, started
+    from a fresh small interpreter (``peak_rss.run``), so no peak of this one is inherited."""
     with tempfile.TemporaryFile() as log:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=log, stderr=log)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode:
+        done = peak_rss.run(cmd, stdout=log, stderr=log)
+        if done.returncode:
             log.seek(0)
             raise SystemExit(f"{cmd[0]} failed:\n{log.read().decode(errors='replace')}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    return done.wall_s, done.cpu_s, done.peak_mb
 
 
 def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from peak_rss import own_peak_mb  # noqa: E402
 
 from citeaudit import parquet_io
 from citeaudit.metrics import compute_partition, inputs
@@ -141,12 +141,12 @@ def child(derived: Path, date: str, version: str, path: str, out: Path) -> None:
     # the reference is imported in both children, so both start with the same modules loaded
     from tests.metrics.reference_metrics import counts_and_units  # PYTHONPATH: the checkout
 
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base = own_peak_mb()
     t, c = time.perf_counter(), time.process_time()
     result = compute_partition(derived, date, version,
                                units=counts_and_units if path == "in_memory" else None)
     wall, cpu = time.perf_counter() - t, time.process_time() - c
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = own_peak_mb()
     parquet_io.write_partition(result.table, out, "metrics",
                                {"observation_date": date, "codebook": version})
     print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak,

@@ -23,9 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -36,6 +34,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+
+import peak_rss  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -156,17 +156,17 @@ def run_night(answers: int, seed: int) -> dict:
     exe = Path(sys.executable).parent / "citeaudit"
     cmd = [str(exe), "run", "--raw", str(raw), "--derived", str(derived), "--quiet"]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT)
-    sampler = Sampler(proc.pid)
-    _, status, usage = os.wait4(proc.pid, 0)
+    # started from a fresh small launcher: the run's peak RSS is its own, not this process's
+    launched = peak_rss.Launched(cmd, env=env, cwd=ROOT)
+    sampler = Sampler(launched.proc.pid)
+    done = launched.wait()
     wall = time.perf_counter() - t0
     sampler.stop()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"citeaudit run failed ({proc.returncode}) for {answers} answers")
+    if done.returncode != 0:
+        raise SystemExit(f"citeaudit run failed ({done.returncode}) for {answers} answers")
     steps = _attribute(_step_intervals(home), sampler.samples)
-    return {"answers": answers, "wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "peak_rss_mb": usage.ru_maxrss / 1024, "steps": steps}
+    return {"answers": answers, "wall_s": wall, "cpu_s": done.cpu_s,
+            "peak_rss_mb": done.peak_mb, "steps": steps}
 
 
 def _print(night: dict) -> None:
@@ -202,8 +202,7 @@ def main() -> int:
               f"peak RSS {b['peak_rss_mb'] / a['peak_rss_mb']:.2f}×")
     if args.json:
         args.json.write_text(json.dumps(nights, indent=2) + "\n")
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    print(f"(the benchmark process itself: {own.ru_maxrss / 1024:.0f} MB peak RSS)")
+    print(f"(the benchmark process itself: {peak_rss.own_peak_mb():.0f} MB peak RSS)")
     return 0
 
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import sys
 import tempfile
 import time
@@ -49,6 +48,8 @@ from urllib.parse import parse_qs, urlsplit
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from peak_rss import own_peak_mb  # noqa: E402
 
 from citeaudit.demo_corpus.registry import crossref_body, openalex_body  # noqa: E402
 from citeaudit.scholarly import check, compare  # noqa: E402
@@ -256,7 +257,7 @@ def main() -> None:
         print(f"| {line} | | |")
     print(f"| check: {out.num_rows:,} citations, {offline.counts['from_cache']:,} cache hits, "
           f"0 requests | {checked:.2f} s | {out.num_rows / checked:,.0f} citations/s |")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = own_peak_mb()
     print(f"| peak RSS of the process | {peak:.0f} MB | |")
 
 

@@ -17,12 +17,12 @@ import argparse
 import csv
 import platform
 import random
-import resource
 import tempfile
 import time
 from pathlib import Path
 
 import pyarrow as pa
+from peak_rss import own_peak_mb  # noqa: E402
 
 from citeaudit import codebook, parquet_io
 from citeaudit.demo_corpus.codebooks import write_codebooks
@@ -94,7 +94,7 @@ def main() -> None:
         labels = timed("labels", lambda: adjudication.labels(judged, answers, book), res)
         timed("queue", lambda: adjudication.review_queue(labels), res)
         timed("agreement", lambda: agreement.agreement(judged, labels), res)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = own_peak_mb()
     total = sum(t for _, t in res)
     print(f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
           f"{args.items:,} items, {rows:,} annotation rows, {rejected.num_rows} rejected, "

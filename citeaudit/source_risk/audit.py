@@ -133,6 +133,10 @@ MEMORY_LIMIT = "300MB"
 # The endpoint and claim-ledger steps aggregate lists per claim, which DuckDB cannot spill; by
 # then the inputs of validation are released, so they get more of the same budget.
 AUDIT_MEMORY_LIMIT = "350MB"
+# The claim ledger's lists (two 64-character digests per tuple, gathered per claim) cannot
+# spill: at 1,000,000 records (250,000 claims) 350 MB ran out of memory, so that step alone
+# gets back the 450 MB every 1M run had before the limit was lowered.
+CLAIM_LEDGER_MEMORY_LIMIT = "450MB"
 # The Arrow tables validation registered, released before the audit steps.
 VALIDATION_VIEWS = ("sr_answers", "sr_sources", "sr_answer_rows", "sr_citation_rows",
                     "sr_capture_rows", "sr_answer_dates", "sr_line_batch", "sr_line_ids",
@@ -242,6 +246,7 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
 
     timed("source_risk_records", ledger.records, out["source_risk_records"])
     timed("rejected_records", ledger.rejected, out["rejected_records"], contract.REJECTED_SCHEMA)
+    ledger.release()
     for view in VALIDATION_VIEWS:
         con.unregister(view)
     del captures, ledger
@@ -252,6 +257,7 @@ def run_into(raw: Path, derived: Path, date: str, book: Codebook, out: dict[str,
           lambda: endpoint.endpoint_relation(con, book).to_arrow_reader(ROW_GROUP),
           out["omission_endpoints"])
     con.read_parquet(str(out["omission_endpoints"])).create_view("sr_endpoints", replace=True)
+    con.execute("SET memory_limit = $m", {"m": CLAIM_LEDGER_MEMORY_LIMIT})
     timed("source_risk_claim_ledger",
           lambda: validate.relation(
               con, "source_risk/summarize_claim_ledger").to_arrow_reader(ROW_GROUP),

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from duckdb import sqltypes
 
@@ -66,8 +67,9 @@ __all__ = ["ANSWERS_SCHEMA", "LINES_SCHEMA", "PRIOR_SCHEMA", "SOURCES_SCHEMA", "
            "Settings", "Validated", "validate"]
 
 # The steps of one batch: each SQL file reads the one before by this name. They run as one
-# statement (``batch_statement``), so DuckDB streams a batch through them in one pass and
-# materializes only the last (``sr_checked``); the hashes are taken inside it (``sr_sha256``).
+# statement (``batch_statement``), so DuckDB streams a batch through them in one pass, on one
+# thread, and materializes only the last (``sr_checked``, in the lines' order: checked, and
+# sorted only when not); the hashes are taken inside it (``sr_sha256``).
 BATCH_STEPS = (("sr_typed", "type_record_lines"), ("sr_sealed_tuples", "seal_tuples"),
                ("sr_sealed_records", "seal_records"))
 BATCH_LAST = "check_records"
@@ -146,6 +148,34 @@ def register_sha256(con: duckdb.DuckDBPyConnection) -> None:
     con.create_function(SHA256_FUNCTION, _sha256_function, [sqltypes.VARCHAR],
                         sqltypes.VARCHAR, type="arrow", null_handling="special",
                         side_effects=False)
+
+
+@contextmanager
+def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Run the statements inside on one DuckDB thread, then restore the setting.
+
+    A batch is one Arrow chunk of a few thousand lines, which DuckDB scans on one thread
+    anyway; a second thread only adds scheduling (about a quarter more CPU a line, measured),
+    and one thread emits the rows in the order the lines came in.
+    """
+    threads = con.sql("SELECT current_setting('threads')").fetchall()[0][0]
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        con.execute("SET threads = $n", {"n": threads})
+
+
+def in_line_order(keys: pa.Table) -> bool:
+    """Whether the rows of ``keys`` (its ``file`` and ``line`` columns) are in (file, line)
+    order, strictly increasing."""
+    if keys.num_rows < 2:
+        return True
+    files, lines = keys.column("file"), keys.column("line")
+    head_f, tail_f = files.slice(0, len(files) - 1), files.slice(1)
+    ordered = pc.or_(pc.less(head_f, tail_f), pc.and_(
+        pc.equal(head_f, tail_f), pc.less(lines.slice(0, len(lines) - 1), lines.slice(1))))
+    return bool(pc.all(ordered).as_py())
 
 
 def write_spool(table: pa.Table, path: Path) -> None:
@@ -243,12 +273,19 @@ class Ledger:
             con.register("sr_lines", pa.table({
                 "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
                 "line_sha256": sha256_column(raw)}))
-        for table in BATCH_TABLES:
-            con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
         with t("validate"):
             text = batch_statement()
             used = {k: v for k, v in params.items() if f"${k}" in text}
-            con.sql(text, params=used).to_table("sr_checked")
+            for table in BATCH_TABLES:
+                con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
+            with one_thread(con):
+                con.sql(text, params=used).to_table("sr_checked")
+            # one thread keeps the lines' order; checked on the two key columns, sorted if not
+            keys = con.sql("SELECT file, line FROM sr_checked").to_arrow_table()
+            if not in_line_order(keys):
+                relation(con, "source_risk/sort_checked").to_table("sr_checked_sorted")
+                con.execute("DROP TABLE memory.main.sr_checked")
+                con.execute("ALTER TABLE memory.main.sr_checked_sorted RENAME TO sr_checked")
         with t("keep"):
             name = f"{self.batches:06d}.arrow"
             for sub, sql in (("spool", "select_sealed_records"),
@@ -342,6 +379,13 @@ class Ledger:
         """Every typed line's (file, line, tuple_digest, record_digest); needs keep_digests."""
         self.finish()
         return self.con.sql("SELECT * FROM sr_digests ORDER BY file, line").to_arrow_table()
+
+    def release(self) -> None:
+        """Drop the tables the run accumulated (key table, digests, lineage) once the ledger
+        and the rejections are read out: nothing reads them afterwards, and the audit steps
+        after validation run under the same DuckDB memory limit."""
+        for table in RUN_TABLES:
+            self.con.execute(f"DROP TABLE IF EXISTS {self._run_table(table)}")
 
     def close(self) -> None:
         """Remove the work folder when this ledger made it (the caller's is left alone)."""

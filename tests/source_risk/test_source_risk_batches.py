@@ -226,3 +226,19 @@ def test_batch_file_out_of_order_fails_loudly(sealed) -> None:
             ledger.records().read_all()
     finally:
         ledger.close()
+
+
+def test_lines_out_of_order_come_out_in_line_order(sealed) -> None:
+    """The batch statement keeps its input's order (no sort in SQL); a batch handed over in
+    another order is sorted (file, line) before it is kept, so the ledger and the
+    rejections are those of the ordered batch, row for row (as the sort in SQL gave)."""
+    texts = [json.dumps(r) for r in sealed] + ["{not json", json.dumps(sealed[0])]
+    ordered = _table(texts)
+    backwards = ordered.take(pa.array(range(ordered.num_rows - 1, -1, -1)))
+    assert validate.in_line_order(ordered)
+    assert not validate.in_line_order(backwards)
+    whole = validate.validate(ordered, fixtures.SETTINGS)
+    got = validate.validate(backwards, fixtures.SETTINGS)
+    assert got.records.equals(whole.records)
+    assert got.rejected.equals(whole.rejected)
+    assert whole.rejected.num_rows == 2  # the malformed line and the duplicate
