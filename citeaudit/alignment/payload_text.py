@@ -207,9 +207,12 @@ def read_payload(path: Path, offset: int) -> tuple[bytes, str | None, str | None
             ctype = http.get_header("content-type") if http else None
             enc = http.get_header("content-encoding") if http else None
             try:
-                body = record.content_stream().read(MAX_BYTES)
+                body = record.content_stream().read(MAX_BYTES + 1)
             except Exception as exc:  # zlib/brotli errors: a broken body, named
                 return b"", ctype, enc, f"undecodable_body: {type(exc).__name__}"
+            if len(body) > MAX_BYTES:  # a cut page would read as "the quote is not there"
+                return b"", ctype, enc, (f"body_too_large: more than {MAX_BYTES:,} bytes "
+                                         "decoded (docs/limits.md)")
             return body, ctype, enc, None
     return b"", None, None, "no_record_at_offset"
 

@@ -1,6 +1,7 @@
 """Bounded work per page: 100,000 nested ``<div>``s are cut with a named outcome before the
 quadratic parse; a page whose text passes the evidence step's cap costs no more memory than a
-capped one (its pairs ``unresolved``, ``page_text_too_large``, never a negative finding).
+capped one (its pairs ``unresolved``, ``page_text_too_large``, never a negative finding); a body
+that decodes past the read cap is named, never cut.
 Page sizes are generated here; the evidence test reads the shared small run."""
 
 from __future__ import annotations
@@ -42,6 +43,36 @@ def test_extracted_text_over_the_cap_is_a_named_outcome(monkeypatch) -> None:
     with pytest.raises(payload_text.PageTooComplex) as err:
         payload_text.html_to_text("<body>" + "<p>word " * 500 + "</body>")
     assert err.value.reason == "text_too_large"
+
+
+def test_a_body_past_the_read_cap_is_named_not_cut(tmp_path, monkeypatch) -> None:
+    """A real gzip-coded WARC response whose body decodes past the cap: no text (a cut page
+    would read as "the quote is not there"), error ``body_too_large``; one at the cap reads."""
+    import gzip
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    monkeypatch.setattr(payload_text, "MAX_BYTES", 50_000)
+    path = tmp_path / "big.warc.gz"
+    offsets = []
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for size in (60_000, 40_000):
+            html = b"<html><body><p>" + b"a" * (size - 30) + b"</p></body></html>"
+            body = gzip.compress(html)
+            headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html"),
+                                                  ("Content-Encoding", "gzip"),
+                                                  ("Content-Length", str(len(body)))],
+                                       protocol="HTTP/1.1")
+            offsets.append(fh.tell())
+            writer.write_record(writer.create_warc_record(
+                f"http://x.test/{size}", "response", payload=io.BytesIO(body),
+                http_headers=headers))
+    big, fits = (payload_text.extract_one(path, off) for off in offsets)
+    assert big["text"] is None and big["error"].startswith("body_too_large"), big["error"]
+    assert fits["error"] is None and fits["text_length"] > 30_000
 
 
 def _inputs(small_run):
