@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from citeaudit import layout
+from citeaudit import layout, untrusted
 from citeaudit.imports import (
     anthropic_messages,
     gemini_grounding,
-    guard,
     openai_responses,
     perplexity_sonar,
     writer,
@@ -92,7 +91,7 @@ def convert(fmt: str, text: str | JsonRejected, *, line: int, engine: str, obser
     if isinstance(text, JsonRejected):  # the line's bytes are not UTF-8
         return Outcome(line, None, [Defect("", text.reason, text.detail)], "", observed_at)
     try:
-        obj = guard.load_json(text)
+        obj = untrusted.load_json(text)
     except JsonRejected as exc:
         return Outcome(line, None, [Defect(exc.field, exc.reason, exc.detail)], text, observed_at)
     try:
@@ -136,7 +135,7 @@ def _lines(data: bytes, suffix: str) -> list[tuple[int, str | JsonRejected]]:
 def decoded(data: bytes) -> str | JsonRejected:
     """One response's bytes as text, or the ``invalid_utf8`` rejection (for :func:`convert`)."""
     try:
-        return guard.decode_utf8(data).removesuffix("\r")
+        return untrusted.decode_utf8(data).removesuffix("\r")
     except JsonRejected as exc:
         return exc
 

@@ -23,6 +23,7 @@ from citeaudit.archive.capture.fetcher import DecodedSize
 from citeaudit.archive.capture.scope import (
     Refused,
     Scope,
+    from_settings,
     literal_ip,
     private_kind,
     strip_credentials,
@@ -107,8 +108,8 @@ def test_credentials_are_dropped():
 
 def test_config_keys():
     f = parse_fetch({"allow_private_networks": True, "allowed_ports": [80, 8000]}, Path("c.yaml"))
-    assert f.scope() == Scope(True, (80, 8000))
-    assert FetchSettings().scope().allow_private_networks is False
+    assert from_settings(f) == Scope(True, (80, 8000))
+    assert from_settings(FetchSettings()).allow_private_networks is False
     with pytest.raises(ConfigError, match="fetch.allowed_ports"):
         parse_fetch({"allowed_ports": [0]}, Path("c.yaml"))
     with pytest.raises(ConfigError, match="fetch.allow_private_networks"):
