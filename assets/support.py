@@ -124,7 +124,7 @@ def annotation_agreement(context: dg.AssetExecutionContext,
 @dg.asset(
     partitions_def=date_codebook,
     deps=[_daily("claims"), _daily("citations"), _daily("answers"), "citation_captures",
-          "payload_texts"],
+          "citation_existence", "payload_texts"],
     description="Grader rows (never gold): per claim, citation and atom, the best passage of "
                 "the archived page (BM25, offsets), coverage, hard-mismatch flags and a verdict "
                 "(evidence_located, weak_evidence, mismatch_flagged, no_evidence_in_page, "
@@ -147,6 +147,9 @@ def support_evidence(context: dg.AssetExecutionContext,
                                                "payload_sha256", "resolution_issue",
                                                "final_status"]),
                   ("payload_texts", part, ["payload_sha256", "text", "error"]))]
+    existence = parquet_io.read_partition(paths.derived, "citation_existence", part).select(
+        ["citation_id", "reason"])
+    inputs[3] = evidence.without_soft_404s(inputs[3], existence)
     with tempfile.TemporaryDirectory(prefix="citeaudit-evidence-") as work:
         meta = write_batches(
             evidence.support_evidence_batches(*inputs, book, Path(work)), None,

@@ -234,6 +234,23 @@ def empty_evidence() -> pa.Table:
     return locate(pairs, empty, texts, book, con)
 
 
+def without_soft_404s(aligned: pa.Table, existence: pa.Table) -> pa.Table:
+    """``aligned`` (citation_captures) with each citation that L1 judged a soft-404
+    (``citation_existence.reason = 'soft_404'``) marked unavailable (``resolution_issue``
+    ``soft_404``): its capture is a "not found" page standing where the cited page was, so the
+    evidence locator must say ``unresolved``, never "no evidence in page" from a dead page."""
+    import pyarrow.compute as pc
+
+    dead = existence.filter(pc.equal(existence["reason"], "soft_404"))["citation_id"]
+    if len(dead) == 0:
+        return aligned
+    hit = pc.is_in(aligned["citation_id"], value_set=dead)
+    issue = aligned["resolution_issue"]
+    marked = pc.if_else(hit, pa.scalar("soft_404", issue.type), issue)
+    return aligned.set_column(aligned.schema.get_field_index("resolution_issue"),
+                              "resolution_issue", marked)
+
+
 def evidence_pairs(claims: pa.Table, citations: pa.Table, answers: pa.Table,
                    aligned: pa.Table, texts: pa.Table) -> pa.Table:
     """The (claim, citation) pairs of one partition with their page digest or unavailable

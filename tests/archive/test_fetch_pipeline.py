@@ -103,6 +103,9 @@ def test_run_with_fetch_enabled_archives_live_and_aligns(tmp_path, monkeypatch):
     ev = pq.read_table(derived / "support_evidence" / day / books[0] / "data.parquet")
     ev_states = {r["citation_id"]: (r["verdict"], r["reason"]) for r in ev.to_pylist()}
     assert ev_states["a1-x5"] == ("unresolved", "page_unavailable")
+    # the soft-404's capture is a "not found" page: no evidence is looked for in it
+    assert ev_states["a1-x4"] == ("unresolved", "soft_404")
+    assert ev_states["a1-x7"][0] != "unresolved"
 
 
 def test_run_never_fetches_by_default(tmp_path, monkeypatch):
