@@ -19,34 +19,19 @@ from typing import Any
 import pyarrow as pa
 
 from citeaudit.codebook import AlertRule, Codebook, CodebookError
+from citeaudit.comparisons.compute import SCHEMA as COMPARISONS_SCHEMA
 from citeaudit.metrics.definitions import METRICS
 from citeaudit.stats.difference import holm
 
+# The comparison columns an alert row repeats keep the comparisons table's types.
+_COMPARED = ("family", "metric", "engine_a", "engine_b", "period_a", "period_b", "codebook_a",
+             "codebook_b", "estimate_a", "estimate_b", "difference", "ci_low", "ci_high",
+             "p_adjusted")
 SCHEMA = pa.schema(
-    [
-        ("rule", pa.string()),
-        ("severity", pa.string()),
-        ("direction", pa.string()),
-        ("min_effect", pa.float64()),
-        ("alpha", pa.float64()),
-        ("family", pa.string()),
-        ("metric", pa.string()),
-        ("engine_a", pa.string()),
-        ("engine_b", pa.string()),
-        ("period_a", pa.string()),
-        ("period_b", pa.string()),
-        ("codebook_a", pa.string()),
-        ("codebook_b", pa.string()),
-        ("estimate_a", pa.float64()),
-        ("estimate_b", pa.float64()),
-        ("difference", pa.float64()),
-        ("ci_low", pa.float64()),
-        ("ci_high", pa.float64()),
-        ("p_adjusted", pa.float64()),
-        ("tests", pa.int64()),
-        ("paired_queries", pa.int64()),
-        ("detail", pa.string()),
-    ]
+    [("rule", pa.string()), ("severity", pa.string()), ("direction", pa.string()),
+     ("min_effect", pa.float64()), ("alpha", pa.float64())]
+    + [COMPARISONS_SCHEMA.field(name) for name in _COMPARED]
+    + [("tests", pa.int64()), ("paired_queries", pa.int64()), ("detail", pa.string())]
 )
 
 
