@@ -143,6 +143,15 @@ def file_part(name: str) -> str:
     return f"{safe[:60]}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
 
 
+def fragment(item: Any) -> str:
+    """The start of a rejected item's JSON, for its rejection row ("" if it cannot be written:
+    an item too deep or holding what JSON cannot)."""
+    try:
+        return json.dumps(item, ensure_ascii=False)[:RAW_FRAGMENT].encode("utf-8").decode()
+    except (ValueError, RecursionError):
+        return ""
+
+
 def rejection(source: str, file: str, line: int, exc: JsonRejected | Exception,
               raw: str = "") -> dict:
     """One line of ``import_rejections/<date>/*.jsonl`` (read into ``rejected_inputs``)."""

@@ -17,7 +17,6 @@ visibly (missing_field) rather than inventing a label. ``observed_at`` is the ``
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -25,11 +24,11 @@ from typing import Any
 from citeaudit.imports import writer
 from citeaudit.imports.codebook import VERSION
 from citeaudit.untrusted import (
-    RAW_FRAGMENT,
     JsonRejected,
     decode_utf8,
     encodable,
     file_part,
+    fragment,
     load_json,
     need,
     rejection,
@@ -155,24 +154,16 @@ def convert(lines: list[Any], date: str, file: str = ""
             check(rec)
             answers, ann = _answers(i, rec, date)
         except JsonRejected as exc:
-            rejected.append(rejection(SOURCE, file, i, exc, _raw(rec)))
+            rejected.append(rejection(SOURCE, file, i, exc, fragment(rec)))
             continue
         except (KeyError, TypeError, ValueError, AttributeError, IndexError,
                 RecursionError) as exc:
-            rejected.append(rejection(SOURCE, file, i, exc, _raw(rec)))
+            rejected.append(rejection(SOURCE, file, i, exc, fragment(rec)))
             continue
         for system, answer in answers:
             by_system.setdefault(system, []).append(answer)
         rows.extend(ann)
     return by_system, rows, rejected
-
-
-def _raw(rec: Any) -> str:
-    """The start of a rejected item's JSON, for the rejection row ("" if it cannot be written)."""
-    try:
-        return json.dumps(rec, ensure_ascii=False)[:RAW_FRAGMENT].encode("utf-8").decode()
-    except (ValueError, RecursionError):
-        return ""
 
 
 def _parse(line: bytes) -> Any:

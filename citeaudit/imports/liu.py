@@ -19,18 +19,17 @@ Inclusion probability is 1 (the file is a fixed, and biased, subset: no weights 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from citeaudit.imports import writer
 from citeaudit.imports.codebook import VERSION
 from citeaudit.untrusted import (
-    RAW_FRAGMENT,
     JsonRejected,
     decode_utf8,
     encodable,
     file_part,
+    fragment,
     load_json,
     need,
     rejection,
@@ -152,11 +151,11 @@ def convert(records: list[Any], date: str, file: str = ""
             answer_id = f"liu-{rec['id']}"
             claims, ann = _claims(rec, answer_id)
         except JsonRejected as exc:
-            rejected.append(rejection(SOURCE, file, n, exc, _raw(rec)))
+            rejected.append(rejection(SOURCE, file, n, exc, fragment(rec)))
             continue
         except (KeyError, TypeError, ValueError, AttributeError, IndexError,
                 RecursionError) as exc:
-            rejected.append(rejection(SOURCE, file, n, exc, _raw(rec)))
+            rejected.append(rejection(SOURCE, file, n, exc, fragment(rec)))
             continue
         by_engine.setdefault(rec["system_name"], []).append({
             "answer_id": answer_id,
@@ -171,14 +170,6 @@ def convert(records: list[Any], date: str, file: str = ""
         })
         rows.extend(ann)
     return by_engine, rows, rejected
-
-
-def _raw(rec: Any) -> str:
-    """The start of a rejected item's JSON, for the rejection row ("" if it cannot be written)."""
-    try:
-        return json.dumps(rec, ensure_ascii=False)[:RAW_FRAGMENT].encode("utf-8").decode()
-    except (ValueError, RecursionError):
-        return ""
 
 
 BOTH_WAYS = "Citation Completely Supports but Also Refutes Statement"
