@@ -7,9 +7,10 @@ end-to-end test that only reads outputs shares it; under pytest-xdist the worker
 change inputs or outputs takes ``demo_run.copy(tmp_path)`` instead. At the end of the session
 the shared files are hashed again: a test that wrote into them fails the run.
 
-``small_run`` is the same for a much smaller corpus (one date, both codebooks, no live archive):
-the reference of the tests that run the whole pipeline again over the same raw folder to compare
-bytes (on S3, after a SIGKILL, two runs at once) and check nothing a planted case shows. A
+``small_run`` is the same for a much smaller corpus (one date crawled that day only, both
+codebooks, no live archive): the reference of the tests that run the whole pipeline again over
+the same raw folder to compare bytes (on S3, after a SIGKILL, two runs at once) and check
+nothing a planted case shows. A
 pipeline run costs mostly Dagster's per-step bookkeeping, so a test that needs its own run should
 use the smallest corpus that still plants what it checks.
 """
@@ -46,7 +47,8 @@ import pipelines.partitions  # noqa: E402, F401
 # The shared demo: big enough that every planted case of every stage appears (twelve source-risk
 # defect types, every support rejection reason, every L3 verdict), small enough to run in ~20 s.
 DEMO_SEED, DEMO_ANSWERS, DEMO_DAYS = 7, 150, 2
-# The small shared run: one answer date (three crawl dates), both codebooks.
+# The small shared run: one answer date, crawled that day only (``answer_day_crawls_only``),
+# both codebooks.
 SMALL_SEED, SMALL_ANSWERS, SMALL_DAYS = 5, 10, 1
 
 
@@ -55,12 +57,12 @@ SMALL_SEED, SMALL_ANSWERS, SMALL_DAYS = 5, 10, 1
 # (--dist loadscope --no-loadscope-reorder), so the long ones start first and the many short
 # modules fill the gaps at the end instead of one long module running alone on one core.
 SLOW_MODULES_FIRST = (
+    "tests/pipelines/test_run_assets.py",  # builds the shared demo run (and its rerun) first
+    "tests/distributed/test_celery_runs.py",  # builds the small shared run first
     "tests/pipelines/test_ops_backfill.py",
-    "tests/distributed/test_celery_runs.py",
     "tests/test_wheel.py",
     "tests/storage/test_s3_run.py",
     "tests/pipelines/test_loud_inputs.py",
-    "tests/pipelines/test_run_assets.py",
     "tests/pipelines/test_end_to_end.py",
     "tests/scholarly/test_scholarly_demo.py",
     "tests/pipelines/test_ops_crash.py",
@@ -124,11 +126,16 @@ def tree_digests(*folders: Path) -> dict[str, str]:
     return out
 
 
-def _build_run(root: Path, seed: int, answers: int, days: int, live: bool) -> None:
+def _build_run(root: Path, seed: int, answers: int, days: int, live: bool,
+               trim: bool = False) -> None:
     from citeaudit import cli, demo_corpus
 
     raw, derived, home = root / "raw", root / "derived", root / "home"
     demo_corpus.generate(raw, seed=seed, answers=answers, days=days)
+    if trim:
+        from ops_support import answer_day_crawls_only
+
+        answer_day_crawls_only(raw)
     if live:
         demo_corpus.site.archive_live(raw)  # as `make demo`: the last date archived live too
     home.mkdir()
@@ -179,7 +186,8 @@ def small_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Itera
     whole pipeline over the same corpus and compare with a clean run's bytes."""
     yield from _shared_run(
         tmp_path_factory, worker_id, "shared_small_run",
-        lambda root: _build_run(root, SMALL_SEED, SMALL_ANSWERS, SMALL_DAYS, live=False))
+        lambda root: _build_run(root, SMALL_SEED, SMALL_ANSWERS, SMALL_DAYS, live=False,
+                                trim=True))
 
 
 def _build_rerun(root: Path, first: DemoRun) -> None:

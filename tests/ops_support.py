@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -79,3 +80,18 @@ def codebook_files(derived: Path, version: str) -> list[Path]:
         for p in derived.rglob("*")
         if p.is_file() and f"codebook={version}" in p.relative_to(derived).parts
     )
+
+
+def answer_day_crawls_only(raw: Path) -> None:
+    """Keep only the WARCs crawled on an answer date of the generated corpus ``raw``.
+
+    The demo corpus also crawls the day before and after its answer dates (and plants captures
+    a week earlier): each such date is one more daily run, about nine Dagster steps. A test
+    whose corpus only has to go through the pipeline (byte-identical reruns, crashes, other
+    storage or executors, status) needs none of them: its citations then find their captures on
+    the answer date or nowhere, which is as good a corpus for those checks.
+    """
+    answer_dates = {p.name for p in (raw / "answers").iterdir()}
+    for folder in (raw / "warc").iterdir():
+        if folder.name not in answer_dates:
+            shutil.rmtree(folder)

@@ -89,6 +89,7 @@ class RegistryMirror:
         # (time.monotonic() on arrival, path) of every request, for timelines in benchmarks
         self.log: list[tuple[float, str]] = []
         self._lock = threading.Lock()
+        self._word_index: dict[tuple[str, str], list[tuple[str, set[str], dict]]] = {}
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -227,6 +228,22 @@ class RegistryMirror:
     def _rank(self, registry: str, text: str, fields: str) -> list[dict]:
         want = _words(text)
         scored = []
+        for doi, words, doc in self._searchable(registry, fields):
+            shared = len(want & words)
+            if shared:
+                scored.append((-shared, doi, doc))
+        return [doc for _, _, doc in sorted(scored, key=lambda t: (t[0], t[1]))]
+
+    def _searchable(self, registry: str, fields: str) -> list[tuple[str, set[str], dict]]:
+        """(DOI, words a search matches, record) of every record, computed once per registry
+        and field set (a search then costs one pass of set intersections, not one of text
+        normalization: a run of a thousand searches over the recorded corpus took seconds)."""
+        key = (registry, fields)
+        with self._lock:
+            cached = self._word_index.get(key)
+        if cached is not None:
+            return cached
+        rows = []
         for doi, doc in self.docs[registry].items():
             if registry == "crossref":
                 msg = doc.get("message") or {}
@@ -236,10 +253,9 @@ class RegistryMirror:
                         words |= _words(str(a.get("family", "")))
             else:
                 words = _words(str(doc.get("title") or doc.get("display_name") or ""))
-            shared = len(want & words)
-            if shared:
-                scored.append((-shared, doi, doc))
-        return [doc for _, _, doc in sorted(scored, key=lambda t: (t[0], t[1]))]
+            rows.append((doi, words, doc))
+        with self._lock:
+            return self._word_index.setdefault(key, rows)
 
     @staticmethod
     def _doi_filter(registry: str, query: dict) -> list[str] | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 from ops_support import (
+    answer_day_crawls_only,
     codebook_files,
     daily_assets,
     job_assets,
@@ -35,6 +36,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("ops")
     raw, derived, home = tmp / "raw", tmp / "derived", tmp / "home"
     demo_corpus.generate(raw, seed=13, answers=10, days=2)
+    answer_day_crawls_only(raw)  # two daily dates, not five: these tests read no planted case
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(home))
         assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0
@@ -180,7 +182,21 @@ def test_status_materialized_stale_failed_missing(
         ).items()
     finally:
         blocker.unlink(missing_ok=True)
+    # `run --date` writes that date's partitions only (of every dated asset but the answers,
+    # whose partition the blocker replaced).
+    def dated() -> list[Path]:
+        return [p for p in derived.rglob("data.parquet")
+                if "answers" not in p.parts and any(x.startswith("observation_date=")
+                                                    for x in p.parts)]
+
+    before = snapshot(dated())
     assert cli.main(argv(pipeline, "run", "--date", day, "--quiet")) == 0
+    after = snapshot(dated())
+    rewritten = {p for p in after if after[p][2] != before.get(p, (None, None, None))[2]}
+    assert rewritten and all(f"observation_date={day}" in p for p in rewritten), sorted(
+        p for p in rewritten if f"observation_date={day}" not in p)[:5]
+    assert {p.name for p in (derived / "answers").iterdir()} == {
+        f"observation_date={d}" for d in layout.answer_dates(raw)}
     rows = state(pipeline)
     # Re-running one date's daily audit makes the judged partitions of the other answer dates
     # whose alignment window reaches that crawl date stale (their captures may have changed).

@@ -100,20 +100,6 @@ def test_run_reports_clear_errors(
     assert "no answers/<YYYY-MM-DD>/ or warc/<YYYY-MM-DD>/ folders" in capsys.readouterr().err
 
 
-def test_one_date_only(demo_run, tmp_path: Path, home: Path) -> None:
-    corpus = demo_run.raw
-    derived = tmp_path / "derived"
-    dates = sorted(p.name for p in (corpus / "answers").iterdir())
-    assert (
-        cli.main(
-            ["run", "--raw", str(corpus), "--derived", str(derived), "--date", dates[0], "--quiet"]
-        )
-        == 0
-    )
-    written = {p.name for p in (derived / "answers").iterdir()}
-    assert written == {f"observation_date={dates[0]}"}
-
-
 def test_asset_checks_judge_the_contract(tmp_path: Path) -> None:
     """A date with many broken lines materializes (the batch goes on) but WARNs on its share."""
     from assets.ingest import ingest_answers
