@@ -163,7 +163,8 @@ def _shared_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str, name: 
                 shutil.rmtree(root)  # a build that failed earlier in this session
             root.mkdir()
             build(root)
-    truth = json.loads((root / "raw" / "ground_truth.json").read_text(encoding="utf-8"))
+    truth_file = root / "raw" / "ground_truth.json"
+    truth = json.loads(truth_file.read_text(encoding="utf-8")) if truth_file.is_file() else {}
     run = DemoRun(root / "raw", root / "derived", root / "home", truth)
     yield run
     before = json.loads((root / "digests.json").read_text())
@@ -188,6 +189,44 @@ def small_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Itera
         tmp_path_factory, worker_id, "shared_small_run",
         lambda root: _build_run(root, SMALL_SEED, SMALL_ANSWERS, SMALL_DAYS, live=False,
                                 trim=True))
+
+
+LIU_FILE = CORPORA / "annotations" / "liu-verifiability" / "intrinsic_halls.json"
+EXPERTQA_FILE = CORPORA / "annotations" / "expertqa" / "domain_val.jsonl"
+
+
+def _build_imported(root: Path) -> None:
+    """Liu et al.'s and ExpertQA's labelled answers imported into one raw folder (each on its
+    own dates) and run by `citeaudit run` offline (the registries answer from the empty cache
+    only: a test never leaves the machine)."""
+    from citeaudit import cli
+
+    raw, derived, home = root / "raw", root / "derived", root / "home"
+    for dataset, path in (("liu", LIU_FILE), ("expertqa", EXPERTQA_FILE)):
+        if cli.main(["import", dataset, str(path), "--out", str(raw)]) != 0:
+            raise RuntimeError(f"citeaudit import {dataset} {path} failed")
+    home.mkdir()
+    shutil.copyfile(DAGSTER_YAML, home / "dagster.yaml")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DAGSTER_HOME", str(home))
+        mp.setenv("CITEAUDIT_CROSSREF_URL", "offline")
+        mp.setenv("CITEAUDIT_OPENALEX_URL", "offline")
+        mp.delenv("CITEAUDIT_EXECUTOR", raising=False)
+        code = cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"])
+    if code != 0:
+        raise RuntimeError(f"citeaudit run over the imported corpora exited {code}")
+    (root / "digests.json").write_text(json.dumps(tree_digests(raw, derived)))
+
+
+@pytest.fixture(scope="session")
+def imported_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[DemoRun]:
+    """Liu et al. and ExpertQA imported and run once per session (read only, as ``demo_run``;
+    ``truth`` is empty): the tests of the importers and of the papers' metric definitions."""
+    for path in (LIU_FILE, EXPERTQA_FILE):
+        if not path.is_file():
+            pytest.skip(f"{path} is absent (the real corpora live beside the project in "
+                        "../shared)")
+    yield from _shared_run(tmp_path_factory, worker_id, "shared_imported_run", _build_imported)
 
 
 def _build_rerun(root: Path, first: DemoRun) -> None:

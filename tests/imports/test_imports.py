@@ -27,19 +27,10 @@ def sources(corpora: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def imported(sources, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    liu, eqa = sources
-    raw = tmp_path_factory.mktemp("imported")
-    assert cli.main(["import", "liu", str(liu), "--out", str(raw)]) == 0
-    assert cli.main(["import", "expertqa", str(eqa), "--out", str(raw)]) == 0
-    derived = tmp_path_factory.mktemp("derived")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DAGSTER_HOME", str(tmp_path_factory.mktemp("home")))
-        # a test never leaves the machine: the registries answer from the (empty) cache only
-        mp.setenv("CITEAUDIT_CROSSREF_URL", "offline")
-        mp.setenv("CITEAUDIT_OPENALEX_URL", "offline")
-        assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0
-    return raw, derived
+def imported(sources, imported_run) -> tuple[Path, Path]:
+    """Both files imported into one raw folder and run (the session's shared imported run,
+    tests/conftest.py, which the metrics tests read too)."""
+    return imported_run.raw, imported_run.derived
 
 
 def sql(derived: Path, text: str) -> list[tuple]:

@@ -12,8 +12,6 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from citeaudit import cli
-
 FULL = "Citation Completely Supports Statement"
 PARTIAL = "Citation Partially Supports Statement"
 LIU_DATE = "2023-03-01"
@@ -27,25 +25,17 @@ def liu_file(corpora: Path) -> Path:
     return path
 
 
-def import_and_run(dataset: str, path: Path, date: str,
-                   tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
-    """`citeaudit import <dataset>` then `citeaudit run` (offline); the metrics rows."""
-    raw = tmp_path_factory.mktemp(f"{dataset}-raw")
-    assert cli.main(["import", dataset, str(path), "--out", str(raw)]) == 0
-    derived = tmp_path_factory.mktemp(f"{dataset}-derived")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DAGSTER_HOME", str(tmp_path_factory.mktemp("home")))
-        # a test never leaves the machine: the registries answer from the (empty) cache only
-        mp.setenv("CITEAUDIT_CROSSREF_URL", "offline")
-        mp.setenv("CITEAUDIT_OPENALEX_URL", "offline")
-        assert cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"]) == 0
-    out = derived / "metrics" / f"observation_date={date}" / "codebook=v1" / "data.parquet"
+def metrics_rows(run, date: str) -> list[dict]:
+    """The codebook-v1 metrics rows of ``date`` of the session's shared run of both imported
+    datasets (`citeaudit import` then `citeaudit run` offline: tests/conftest.py); each
+    dataset has its own dates, and metrics are computed per date."""
+    out = run.derived / "metrics" / f"observation_date={date}" / "codebook=v1" / "data.parquet"
     return pq.read_table(out).to_pylist()
 
 
 @pytest.fixture(scope="module")
-def liu_rows(liu_file: Path, tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
-    return import_and_run("liu", liu_file, LIU_DATE, tmp_path_factory)
+def liu_rows(liu_file: Path, imported_run) -> list[dict]:
+    return metrics_rows(imported_run, LIU_DATE)
 
 
 def paper_counts(path: Path) -> dict[str, dict[str, int]]:
@@ -135,7 +125,7 @@ def test_liu_metrics_compute_the_papers_definitions(liu_file: Path, liu_rows: li
 
 
 def test_expertqa_attribution_is_the_share_of_complete_claims(
-        corpora: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+        corpora: Path, imported_run) -> None:
     """ExpertQA's attribution figure: claims labelled Complete among claims labelled
     Complete, Partial, Incomplete or Missing, per system; N/A is counted beside."""
     path = corpora / "annotations" / "expertqa" / "domain_val.jsonl"
@@ -147,7 +137,7 @@ def test_expertqa_attribution_is_the_share_of_complete_claims(
             for claim in answer["claims"]:
                 for key in (system, "all"):
                     counts[key][claim.get("support")] += 1
-    rows = import_and_run("expertqa", path, "2023-06-01", tmp_path_factory)
+    rows = metrics_rows(imported_run, "2023-06-01")
     for system, c in counts.items():
         complete = c["Complete"]
         labelled = complete + c["Partial"] + c["Incomplete"] + c["Missing"]
