@@ -24,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from ops_support import answer_day_crawls_only
 
 PROJECT = Path(__file__).resolve().parents[1]
 # What the build reads: the build files, the packages and the folders mapped into them.
@@ -124,7 +125,9 @@ def test_an_installed_wheel_runs_the_demo_outside_the_checkout(
     citeaudit = venv / "bin" / "citeaudit"
     _run([citeaudit, "demo-corpus", "--out", "raw", "--answers", "16", "--days", "1",
           "--no-progress"], cwd=work, env=env)
-    # One codebook of the demo's two: every asset still runs, with one judged run fewer.
+    # The answer date's crawl only, one codebook of the demo's two: every asset still runs,
+    # with three daily runs and one judged run fewer.
+    answer_day_crawls_only(work / "raw")
     _run([citeaudit, "run", "--raw", "raw", "--derived", "derived", "--codebook", "v1",
           "--quiet"], cwd=work, env=env)
 
