@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 import requests
 
 from citeaudit import cli
@@ -33,35 +32,54 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_ui_stops_cleanly_on_signal(tmp_path, signum):
-    raw = tmp_path / "raw"
+def _start_ui(root: Path) -> tuple[subprocess.Popen, int]:
+    raw = root / "raw"
     assert cli.main(["init", "--raw", str(raw)]) == 0
     port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home")}
+    env = {**os.environ, "DAGSTER_HOME": str(root / "home")}
     command = [str(Path(sys.executable).with_name("citeaudit")), "ui", "--raw", str(raw),
-               "--derived", str(tmp_path / "derived"), "--port", str(port)]
-    proc = subprocess.Popen(command, env=env, cwd=tmp_path, start_new_session=True,
+               "--derived", str(root / "derived"), "--port", str(port)]
+    proc = subprocess.Popen(command, env=env, cwd=root, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return proc, port
+
+
+def test_ui_stops_cleanly_on_sigterm_and_on_sigint(tmp_path):
+    """Two UIs started side by side (each takes seconds to come up: together, not in turn);
+    one gets SIGTERM, the other SIGINT."""
+    signals = (signal.SIGTERM, signal.SIGINT)
+    uis = {}
     try:
+        for signum in signals:
+            root = tmp_path / signum.name
+            root.mkdir()
+            uis[signum] = _start_ui(root)
         deadline = time.monotonic() + START_SECONDS
-        while True:
-            assert proc.poll() is None, f"ui exited early: {proc.stderr.read()[-2000:]}"
-            try:
-                if requests.get(f"http://127.0.0.1:{port}/server_info", timeout=2).ok:
-                    break
-            except requests.RequestException:
-                pass
+        waiting = set(signals)
+        while waiting:
+            for signum in sorted(waiting):
+                proc, port = uis[signum]
+                assert proc.poll() is None, \
+                    f"ui exited early: {proc.stderr.read()[-2000:]}"
+                try:
+                    if requests.get(f"http://127.0.0.1:{port}/server_info", timeout=2).ok:
+                        waiting.discard(signum)
+                except requests.RequestException:
+                    pass
             assert time.monotonic() < deadline, "the UI did not come up"
-            time.sleep(1)
-        proc.send_signal(signum)
-        code = proc.wait(timeout=STOP_SECONDS)
-        deadline = time.monotonic() + STOP_SECONDS
-        while _group_alive(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert not _group_alive(proc.pid), "a process of the UI outlived it"
-        assert code in (0, -signum, 128 + signum), code
-        assert "Traceback" not in proc.stderr.read()
+            if waiting:
+                time.sleep(0.5)
+        for signum, (proc, _port) in uis.items():
+            proc.send_signal(signum)
+        for signum, (proc, _port) in uis.items():
+            code = proc.wait(timeout=STOP_SECONDS)
+            deadline = time.monotonic() + STOP_SECONDS
+            while _group_alive(proc.pid) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert not _group_alive(proc.pid), f"a process of the UI outlived {signum.name}"
+            assert code in (0, -signum, 128 + signum), (signum.name, code)
+            assert "Traceback" not in proc.stderr.read(), signum.name
     finally:
-        if _group_alive(proc.pid):
-            os.killpg(proc.pid, signal.SIGKILL)
+        for proc, _port in uis.values():
+            if _group_alive(proc.pid):
+                os.killpg(proc.pid, signal.SIGKILL)
