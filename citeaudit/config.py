@@ -74,6 +74,10 @@ class FetchSettings:
     allow_private_networks: bool = False
     allowed_ports: tuple[int, ...] = DEFAULT_PORTS
     soft_404_probe: bool = True
+    browser: str = "never"
+    browser_executable: str | None = None
+    browser_timeout_seconds: float = 60.0
+    browser_max_requests: int = 200
 
     def with_via(self, via: str | None) -> FetchSettings:
         """The same settings with every request sent to ``via`` (None keeps the file's)."""
@@ -97,8 +101,15 @@ _FETCH_KINDS: dict[str, tuple[str, float | None]] = {
     "reference_window_hours": ("float", 0.0), "current_after_days": ("float", 0.0),
     "warc_max_bytes": ("int", 1024), "strip_params": ("list", None),
     "allow_private_networks": ("bool", None), "allowed_ports": ("ports", None),
-    "soft_404_probe": ("bool", None),
+    "soft_404_probe": ("bool", None), "browser": ("str", None),
+    "browser_executable": ("str?", None), "browser_timeout_seconds": ("float", 1.0),
+    "browser_max_requests": ("int", 1),
 }
+
+BROWSER_MODES = ("never", "auto", "always")
+"""``fetch.browser``: ``never`` (static captures only), ``auto`` (render the pages whose static
+capture is a script shell, citeaudit/archive/capture/shell.py), ``always`` (render every 2xx
+HTML page captured)."""
 
 
 def _value(path: Path, key: str, kind: str, minimum: float | None, raw: Any) -> Any:
@@ -146,6 +157,9 @@ def parse_fetch(section: Any, path: Path) -> FetchSettings:
         kind, minimum = _FETCH_KINDS[key]
         values[key] = _value(path, f"fetch.{key}", kind, minimum, raw)
     settings = FetchSettings(**values)
+    if settings.browser not in BROWSER_MODES:
+        raise _fail(path, "fetch.browser", f"one of {', '.join(BROWSER_MODES)}, got "
+                    f"{settings.browser!r}")
     if settings.via is not None and not settings.via.startswith(("http://", "https://")):
         raise _fail(path, "fetch.via", f"expected an http(s) origin, got {settings.via!r}")
     if settings.enabled and not settings.contact:

@@ -12,9 +12,16 @@ from citeaudit.archive.capture.fetch_cli import register_cli
 from citeaudit.archive.capture.fetch_log import CrawlResult, read_logs
 from citeaudit.archive.capture.fetcher import http_get
 from citeaudit.archive.capture.scope import origin_of
-from citeaudit.archive.capture.warc_writer import fetched_files, file_origin, is_fetched_file
+from citeaudit.archive.capture.shell import script_shell
+from citeaudit.archive.capture.warc_writer import (
+    RENDERED_URN,
+    fetched_files,
+    file_origin,
+    is_fetched_file,
+)
 
 __all__ = [
+    "RENDERED_URN",
     "CrawlResult",
     "archive_date",
     "canonical_url",
@@ -25,4 +32,5 @@ __all__ = [
     "origin_of",
     "read_logs",
     "register_cli",
+    "script_shell",
 ]

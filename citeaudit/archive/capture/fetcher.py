@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from protego import Protego
 
 from citeaudit.archive.capture.scope import Refused, Scope, strip_credentials
-from citeaudit.archive.capture.warc_writer import HttpExchange
+from citeaudit.archive.capture.warc_writer import HttpExchange, Written
 
 CHUNK = 64 * 1024
 
@@ -50,6 +50,7 @@ class Attempt:
     detail: str | None = None
     retry_after: float | None = None
     location: str | None = None
+    written: Written | None = None  # where the crawl archived the response (set by the crawl)
 
 
 @dataclass(frozen=True)
