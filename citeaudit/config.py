@@ -168,12 +168,15 @@ def parse_fetch(section: Any, path: Path) -> FetchSettings:
     return settings
 
 
-ARCHIVE_APIS = ("pywb", "wayback", "wayback-availability")
+ARCHIVE_APIS = ("pywb", "wayback", "wayback-availability", "memento")
 """How an archive is asked for the capture closest to a time (see citeaudit/archive/lookup.py):
 ``pywb`` (pywb / OpenWayback CDX server API at ``<url>/cdx``, raw replay ``<url>/<ts>id_/<uri>``),
 ``wayback`` (the Wayback Machine's CDX API at ``<url>/cdx/search/cdx``, replay
 ``<url>/web/<ts>id_/<uri>``), ``wayback-availability`` (its availability API at
-``<url>/wayback/available``; replay at the snapshot URL it returns, in ``id_`` form)."""
+``<url>/wayback/available``; replay at the snapshot URL it returns, in ``id_`` form),
+``memento`` (an RFC 7089 TimeGate or aggregator at ``<url>/<original URL>``, asked with
+``Accept-Datetime``; the memento it redirects to is fetched, in ``id_`` form when its URL has a
+14-digit timestamp segment)."""
 
 ARCHIVE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,31}$")
 """An archive's name: it goes into file names and the ``archive:<name>`` origin."""
