@@ -19,6 +19,7 @@ from citeaudit.archive.capture.warc_writer import (
     file_origin,
     is_fetched_file,
 )
+from citeaudit.archive.capture.windows import window_warnings
 
 __all__ = [
     "RENDERED_URN",
@@ -33,4 +34,5 @@ __all__ = [
     "read_logs",
     "register_cli",
     "script_shell",
+    "window_warnings",
 ]

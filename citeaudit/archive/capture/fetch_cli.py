@@ -72,6 +72,7 @@ def _cli_archive(args: Any) -> int:
     from dataclasses import replace
 
     from citeaudit.archive.capture import crawl
+    from citeaudit.archive.capture.windows import window_warnings
     from citeaudit.ingest.answers import answer_files, ingest_files
 
     err = sys.stderr
@@ -101,6 +102,8 @@ def _cli_archive(args: Any) -> int:
     if not dates:
         print(f"archive: no observation dates under {raw / 'answers'} in that range", file=err)
         return 2
+    for line in window_warnings(raw, settings):
+        print(line, file=err)
     for date in dates:
         result = ingest_files(answer_files(raw, date), raw)
         out = crawl.archive_date(raw, date, result.citations, result.answers, settings,
