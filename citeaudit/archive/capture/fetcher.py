@@ -455,8 +455,21 @@ class RobotsCache:
 
     @staticmethod
     def robots_url(url: str) -> str:
+        """The robots.txt URL of ``url``'s origin, spelled one way whatever the URL's spelling
+        (host case, a trailing dot, the default port written out, credentials): one robots.txt
+        fetch and one verdict per origin, as RFC 9309 scopes it."""
         p = urlsplit(url)
-        return f"{p.scheme.lower()}://{p.netloc.lower()}/robots.txt"
+        scheme = p.scheme.lower()
+        host = (p.hostname or "").lower().rstrip(".")
+        if ":" in host:
+            host = f"[{host}]"
+        try:
+            port = p.port
+        except ValueError:
+            port = None
+        if port is not None and port != (443 if scheme == "https" else 80):
+            host += f":{port}"
+        return f"{scheme}://{host}/robots.txt"
 
     def allowed(self, url: str) -> tuple[bool, str | None, str | None]:
         """(allowed, outcome, why not) for ``url``; fetches the host's robots.txt on first use.
