@@ -30,8 +30,9 @@ How (one Chromium for the crawl, Debian's ``chromium`` driven by Playwright with
   reads that record's text in place of the response's (``capture_fidelity`` ``rendered``).
 
 Fail closed: a render that does not finish inside ``fetch.browser_timeout_seconds`` or whose
-network never goes idle, or a page whose document, script, XHR or fetch sub-request was refused
-or failed, leaves no rendered record (``render_incomplete``, ``render_failed``): a partial DOM
+network never goes idle, a page whose document, script, XHR or fetch sub-request was refused
+or failed, or one a script navigates elsewhere (a script redirect: what renders is another
+page), leaves no rendered record (``render_incomplete``, ``render_failed``): a partial DOM
 could lack the quote and read as "not in page"; the shell stays unresolved instead.
 """
 
@@ -101,6 +102,7 @@ class _PageState:
     refused: int = 0
     essential_missing: list[str] = field(default_factory=list)
     main_served: bool = False
+    navigated_to: str | None = None
 
 
 def _decoded(body: bytes, headers: list[tuple[str, str]]) -> tuple[bytes, bool]:
@@ -169,11 +171,16 @@ class Renderer:
         def handle(route: Any, request: Any) -> None:
             url = strip_credentials(request.url.split("#", 1)[0])
             kind = request.resource_type
-            if (not state.main_served and request.is_navigation_request()
-                    and request.frame == page.main_frame and url == job.url):
+            main_nav = request.is_navigation_request() and request.frame == page.main_frame
+            if main_nav and not state.main_served:
+                # the page itself (whatever Chromium's spelling of its URL): the static capture
                 state.main_served = True
                 route.fulfill(**_fulfil_args(job.exchange))
                 return
+            if main_nav:
+                # a script sent the page elsewhere: what renders is not the cited page
+                state.navigated_to = state.navigated_to or url
+                state.essential_missing.append(f"the page navigated to {url}")
 
             def refuse(outcome: str, detail: str, abort: str = "blockedbyclient") -> None:
                 state.refused += 1
