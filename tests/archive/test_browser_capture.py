@@ -113,7 +113,7 @@ class _Site:
         self.thread.join(5)
 
 
-def _raw(root: Path, browser: str) -> Path:
+def _raw(root: Path, browser: str, **fetch) -> Path:
     from citeaudit.demo_corpus.codebooks import write_codebooks
 
     raw = root / "raw"
@@ -135,13 +135,14 @@ def _raw(root: Path, browser: str) -> Path:
     write_codebooks(raw / "codebooks")
     (raw / config.CONFIG_FILE).write_text(yaml.safe_dump({"fetch": {
         "contact": "ops@example.org", "per_host_delay_seconds": 0.0, "browser": browser,
-        "browser_timeout_seconds": 30, "deny_hosts": ["evil.test"], "soft_404_probe": False}}))
+        "browser_timeout_seconds": 30, "deny_hosts": ["evil.test"], "soft_404_probe": False}
+        | fetch}))
     return raw
 
 
-def _archive_and_judge(root: Path, site: _Site, browser: str) -> dict:
+def _archive_and_judge(root: Path, site: _Site, browser: str, **fetch) -> dict:
     """``citeaudit archive`` then the stage functions from the capture index to L2."""
-    raw = _raw(root, browser)
+    raw = _raw(root, browser, **fetch)
     assert cli.main(["archive", "--raw", str(raw), "--date", DAY, "--via", site.origin]) == 0
     derived = root / "derived"
     ingested = ingest_files(answer_files(raw, DAY), raw)
@@ -182,6 +183,21 @@ def test_a_static_shell_is_unresolved_never_absent(tmp_path: Path) -> None:
     assert got["l2"]["a1-x0"] == "unresolved"      # not "absent": the shell is not the page
     assert got["l1"]["a1-x2"]["reason"] == "ok" and got["l2"]["a1-x2"] == "located"
     assert not [r for r in got["log"] if r["purpose"] in ("render", "subresource")]
+    assert ("spa.test", "/static/app.js") not in site.seen
+
+
+def test_without_a_browser_the_shell_stays_unresolved_and_says_why(tmp_path: Path) -> None:
+    """A configured Chromium that is not there: one ``browser_unavailable`` row per page to
+    render naming the key, no other browser driven, the static shell unresolved."""
+    missing = str(tmp_path / "no-such-chromium")
+    with _Site() as site:
+        got = _archive_and_judge(tmp_path, site, "auto", browser_executable=missing)
+    renders = [r for r in got["log"] if r["purpose"] == "render"]
+    assert {r["url"] for r in renders} == {"http://spa.test/article/1",
+                                           "http://spa.test/article/2"}
+    assert {r["outcome"] for r in renders} == {"browser_unavailable"}
+    assert all("fetch.browser_executable" in r["detail"] for r in renders)
+    assert got["l1"]["a1-x0"]["reason"] == "script_shell" and got["l2"]["a1-x0"] == "unresolved"
     assert ("spa.test", "/static/app.js") not in site.seen
 
 

@@ -67,10 +67,12 @@ _HOP_BY_HOP = {"content-length", "transfer-encoding", "x-archive-orig-transfer-e
 
 
 def find_chromium(configured: str | None) -> str | None:
-    """The Chromium to drive: ``fetch.browser_executable``, else $CITEAUDIT_CHROMIUM, else
-    ``chromium`` / ``chromium-browser`` on PATH; None when there is none."""
-    for candidate in (configured, os.environ.get("CITEAUDIT_CHROMIUM"), "chromium",
-                      "chromium-browser"):
+    """The Chromium to drive: ``fetch.browser_executable`` when set (only it: a configured
+    path that is not there is no reason to drive another browser), else $CITEAUDIT_CHROMIUM,
+    else ``chromium`` / ``chromium-browser`` on PATH; None when there is none."""
+    candidates = (configured,) if configured else (
+        os.environ.get("CITEAUDIT_CHROMIUM"), "chromium", "chromium-browser")
+    for candidate in candidates:
         if candidate:
             found = shutil.which(candidate) or (candidate if os.path.isfile(candidate)
                                                 and os.access(candidate, os.X_OK) else None)

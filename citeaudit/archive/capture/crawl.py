@@ -296,7 +296,9 @@ class _Crawler:
                 self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
                              key=j.key, purpose="render", hop=0, attempt=0, where=None,
                              record_type=None, outcome="browser_unavailable",
-                             detail=INSTALL_HINT)
+                             detail=f"fetch.browser_executable {self.s.browser_executable} "
+                             "is not an executable file" if self.s.browser_executable
+                             else INSTALL_HINT)
             return
         try:
             with Renderer(self, exe) as renderer:
