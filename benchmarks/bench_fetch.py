@@ -290,7 +290,7 @@ def main() -> None:
                          args.delay_pages / secs, rss, {"min_gap_s": round(gap, 3),
                                                         "wall_s": round(secs, 2)}))
         if not args.skip_browser:
-            from citeaudit.archive.capture.browser import find_chromium
+            from citeaudit.archive.capture import find_chromium
 
             if find_chromium(None) is None:
                 print("browser rows skipped: no Chromium (apt-get install chromium)",

@@ -33,8 +33,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from citeaudit import cli, codebook, config
 from citeaudit.alignment import align, passages, payload_text, soft404
-from citeaudit.archive.capture import read_logs
-from citeaudit.archive.capture.browser import find_chromium
+from citeaudit.archive.capture import find_chromium, read_logs
 from citeaudit.archive.index import index_paths
 from citeaudit.archive.index.schema import with_origin
 from citeaudit.ingest.answers import answer_files, ingest_files

@@ -7,6 +7,7 @@ per host, robots.txt obeyed, bounded retries), the archive source (asks the arch
 ``citeaudit archive`` live in this room; what other code uses is below.
 """
 
+from citeaudit.archive.capture.browser import find_chromium
 from citeaudit.archive.capture.crawl import archive_date, canonical_url
 from citeaudit.archive.capture.fetch_cli import register_cli
 from citeaudit.archive.capture.fetch_log import CrawlResult, read_logs
@@ -28,6 +29,7 @@ __all__ = [
     "canonical_url",
     "fetched_files",
     "file_origin",
+    "find_chromium",
     "http_get",
     "is_fetched_file",
     "origin_of",
