@@ -291,6 +291,19 @@ class _Crawler:
             return
         jobs = sorted(self.render_jobs, key=lambda j: (j.cited, j.url))
         exe = find_chromium(self.s.browser_executable)
+        missing = None
+        try:
+            import playwright.sync_api  # noqa: F401 - only to know it is there
+        except ImportError:
+            missing = ("fetch.browser needs the playwright package (pip install "
+                       "'playwright>=1.40'; its browser download is not used) and Debian's "
+                       "chromium")
+        if missing is not None:
+            for j in jobs:
+                self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
+                             key=j.key, purpose="render", hop=0, attempt=0, where=None,
+                             record_type=None, outcome="browser_unavailable", detail=missing)
+            return
         if exe is None:
             for j in jobs:
                 self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
