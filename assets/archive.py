@@ -7,7 +7,7 @@ import pyarrow as pa
 from assets._metadata import count_by, write_batches, write_table
 from citeaudit import config, parquet_io
 from citeaudit.archive import capture as crawl
-from citeaudit.archive.capture import fetched_files, file_origin, is_fetched_file
+from citeaudit.archive.capture import fetched_files, file_origin, is_fetched_file, window_warnings
 from citeaudit.archive.index import (
     CAPTURES_TABLE_SCHEMA,
     ROW_GROUP_ROWS,
@@ -49,6 +49,8 @@ def fetch_cited_pages(context: dg.AssetExecutionContext, paths: PathsResource):
     citations = parquet_io.read_optional(paths.derived, "citations", day)
     answers = parquet_io.read_optional(paths.derived, "answers", day)
     if (settings.enabled or cfg.archives) and citations is not None and answers is not None:
+        for line in window_warnings(paths.raw, settings):
+            context.log.warning(line)
         result = crawl.archive_date(paths.raw, date, citations, answers, settings,
                                     archives=cfg.archives, live=settings.enabled)
         crawled = True

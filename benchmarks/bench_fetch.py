@@ -14,12 +14,24 @@ a. *Machinery*: every page once, politeness delay 0, citeaudit at concurrency 1 
    at N/4 pages and at N pages (memory must not grow with the page count);
 b. *wget*: ``wget --warc-file -i urls.txt`` over the same N pages (single connection);
 c. *Politeness*: ``--delay-hosts`` × ``--delay-pages`` at the default 1 s delay; the server's
-   own timestamps give the smallest gap between two requests to one host (must be >= 1 s).
+   own timestamps give the smallest gap between two requests to one host (must be >= 1 s);
+d. *Equal politeness against wget*: one host × ``--delay-pages`` pages, 1 s between two requests
+   and robots.txt obeyed by both (citeaudit ``per_host_delay_seconds: 1``, concurrency 1;
+   ``wget --wait=1 -e robots=on``);
+e. *Browser capture*: ``--browser-hosts`` × ``--browser-pages`` script-rendered pages (a shell
+   whose script fetches a JSON document and renders it: 3 requests a page), captured with
+   ``fetch.browser: never`` (static shells only) and ``auto`` (each shell rendered in headless
+   Chromium, every sub-request fetched and archived by the crawler), delay 0. Peak RSS here is
+   the whole process tree (the crawl, Playwright's driver and Chromium's processes), sampled.
+
+Peak RSS of every configuration is sampled with psutil over the child's process tree
+(``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.server
 import json
 import os
@@ -40,6 +52,12 @@ def page_body(host: str, path: str) -> bytes:
     n = 2000 + (hash((host, path)) % 6000)
     text = f"<html><head><title>{host}{path}</title></head><body><p>"
     return (text + ("lorem ipsum " * (n // 12)) + "</p></body></html>").encode()
+
+
+SPA_SHELL = (b"<!doctype html><html><head><title>app</title><script src='/app.js' defer>"
+             b"</script></head><body><div id='root'></div></body></html>")
+SPA_JS = (b"fetch('/data' + location.pathname.slice(4) + '.json').then(r => r.json())"
+          b".then(d => { document.getElementById('root').innerHTML = '<p>' + d.text + '</p>'; });")
 
 
 def serve(port_file: Path, log_file: Path) -> None:
@@ -71,6 +89,13 @@ def serve(port_file: Path, log_file: Path) -> None:
                 body, status = b"User-agent: *\nDisallow: /private\n", 200
             elif path.startswith("/page"):
                 body, status = page_body(host, path), 200
+            elif path.startswith("/spa"):  # a script shell: the content comes from /dataM.json
+                body, status = SPA_SHELL, 200
+            elif path == "/app.js":
+                body, status = SPA_JS, 200
+            elif path.startswith("/data"):
+                body = json.dumps({"text": page_body(host, path).decode()[-2000:]}).encode()
+                status = 200
             else:
                 body, status = b"not found", 404
             self.send_response(status)
@@ -94,8 +119,8 @@ def serve(port_file: Path, log_file: Path) -> None:
     server.serve_forever()
 
 
-def urls(hosts: int, pages: int) -> list[str]:
-    return [f"http://h{h:03d}.bench.test/page{p}" for h in range(hosts) for p in range(pages)]
+def urls(hosts: int, pages: int, kind: str = "page") -> list[str]:
+    return [f"http://h{h:03d}.bench.test/{kind}{p}" for h in range(hosts) for p in range(pages)]
 
 
 def run_ours(args: argparse.Namespace) -> None:
@@ -107,7 +132,7 @@ def run_ours(args: argparse.Namespace) -> None:
     from citeaudit.archive import capture as crawl
     from citeaudit.config import FetchSettings
 
-    todo = urls(args.hosts, args.pages)
+    todo = urls(args.hosts, args.pages, args.kind)
     now = dt.datetime.now(dt.UTC)
     ts = pa.timestamp("us", tz="UTC")
     cit = pa.table({"answer_id": ["a"] * len(todo), "url": todo,
@@ -117,7 +142,8 @@ def run_ours(args: argparse.Namespace) -> None:
     # compares with wget's (which fetches the cited pages only)
     s = FetchSettings(enabled=True, via=args.via, contact="bench@citeaudit.invalid",
                       per_host_delay_seconds=args.delay, concurrency=args.concurrency,
-                      allow_private_networks=True, soft_404_probe=False)
+                      allow_private_networks=True, soft_404_probe=False,
+                      browser=args.browser)
     t0 = time.perf_counter()
     res = crawl.archive_date(Path(args.out), now.date().isoformat(), cit, ans, s, now=now)
     secs = time.perf_counter() - t0
@@ -128,7 +154,8 @@ def run_ours(args: argparse.Namespace) -> None:
 
 
 def child(cmd: list[str], env: dict | None = None) -> tuple[str, float, float]:
-    """Run one configuration in a fresh process: (stdout, seconds, peak RSS MB, polled)."""
+    """Run one configuration in a fresh process: (stdout, seconds, peak RSS MB of its process
+    tree, sampled every 20 ms)."""
     import psutil
 
     t0 = time.perf_counter()
@@ -138,7 +165,12 @@ def child(cmd: list[str], env: dict | None = None) -> tuple[str, float, float]:
     peak = 0
     while proc.poll() is None:
         try:
-            peak = max(peak, watched.memory_info().rss)
+            tree = [watched] + watched.children(recursive=True)
+            rss = 0
+            for p in tree:
+                with contextlib.suppress(psutil.Error):
+                    rss += p.memory_info().rss
+            peak = max(peak, rss)
         except psutil.Error:
             break
         time.sleep(0.02)
@@ -171,13 +203,18 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=20)
     ap.add_argument("--delay-hosts", type=int, default=10)
     ap.add_argument("--delay-pages", type=int, default=5)
+    ap.add_argument("--browser-hosts", type=int, default=4)
+    ap.add_argument("--browser-pages", type=int, default=5)
     ap.add_argument("--skip-wget", action="store_true")
+    ap.add_argument("--skip-browser", action="store_true")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--via", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     ap.add_argument("--delay", type=float, default=0.0, help=argparse.SUPPRESS)
     ap.add_argument("--concurrency", type=int, default=8, help=argparse.SUPPRESS)
+    ap.add_argument("--kind", default="page", help=argparse.SUPPRESS)
+    ap.add_argument("--browser", default="never", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
         serve(Path(args.serve), Path(args.serve + ".log"))
@@ -227,6 +264,52 @@ def main() -> None:
         gap = min_gap(server_log(origin))
         rows.append((f"citeaudit, delay 1 s, {args.delay_hosts} hosts", r["pages"],
                      r["pages"] / r["seconds"], rss, {"min_gap_s": round(gap, 3)}))
+        # equal politeness: one host, 1 s between two requests, robots.txt obeyed, one
+        # connection at a time, for both
+        out = work / "equal"
+        stdout, secs, rss = child(me + ["--out", str(out), "--hosts", "1",
+                                        "--pages", str(args.delay_pages), "--delay", "1.0",
+                                        "--concurrency", "1"])
+        r = json.loads(stdout.strip().splitlines()[-1])
+        gap = min_gap(server_log(origin))
+        rows.append(("citeaudit, 1 host, delay 1 s, robots", r["pages"],
+                     r["pages"] / secs, rss, {"min_gap_s": round(gap, 3),
+                                              "wall_s": round(secs, 2)}))
+        if not args.skip_wget and shutil.which("wget"):
+            listing = work / "equal.txt"
+            listing.write_text("\n".join(urls(1, args.delay_pages)) + "\n")
+            env = dict(os.environ, http_proxy=origin.replace("http://", ""), no_proxy="")
+            wdir = work / "wget-equal"
+            wdir.mkdir()
+            _, secs, rss = child(["wget", "-q", "-e", "use_proxy=on", "-e", "robots=on",
+                                  "--wait=1", "--warc-file", str(wdir / "wget"),
+                                  "--no-warc-keep-log", "-P", str(wdir / "files"),
+                                  "-i", str(listing)], env)
+            gap = min_gap(server_log(origin))
+            rows.append(("GNU wget --warc-file --wait=1, robots", args.delay_pages,
+                         args.delay_pages / secs, rss, {"min_gap_s": round(gap, 3),
+                                                        "wall_s": round(secs, 2)}))
+        if not args.skip_browser:
+            from citeaudit.archive.capture import find_chromium
+
+            if find_chromium(None) is None:
+                print("browser rows skipped: no Chromium (apt-get install chromium)",
+                      file=sys.stderr)
+            else:
+                for mode in ("never", "auto"):
+                    out = work / f"browser-{mode}"
+                    stdout, secs, rss = child(me + [
+                        "--out", str(out), "--hosts", str(args.browser_hosts),
+                        "--pages", str(args.browser_pages), "--kind", "spa",
+                        "--browser", mode])
+                    r = json.loads(stdout.strip().splitlines()[-1])
+                    served = len(server_log(origin))
+                    rows.append((f"citeaudit, script-rendered pages, browser {mode}",
+                                 r["pages"], r["pages"] / r["seconds"], rss,
+                                 {"requests": served, **{k: v for k, v in r["outcomes"].items()
+                                                         if k in ("rendered", "fetched",
+                                                                  "render_incomplete")}}))
+                    shutil.rmtree(out, ignore_errors=True)
     finally:
         site.terminate()
         site.wait(10)

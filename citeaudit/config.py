@@ -74,6 +74,10 @@ class FetchSettings:
     allow_private_networks: bool = False
     allowed_ports: tuple[int, ...] = DEFAULT_PORTS
     soft_404_probe: bool = True
+    browser: str = "never"
+    browser_executable: str | None = None
+    browser_timeout_seconds: float = 60.0
+    browser_max_requests: int = 200
 
     def with_via(self, via: str | None) -> FetchSettings:
         """The same settings with every request sent to ``via`` (None keeps the file's)."""
@@ -97,8 +101,15 @@ _FETCH_KINDS: dict[str, tuple[str, float | None]] = {
     "reference_window_hours": ("float", 0.0), "current_after_days": ("float", 0.0),
     "warc_max_bytes": ("int", 1024), "strip_params": ("list", None),
     "allow_private_networks": ("bool", None), "allowed_ports": ("ports", None),
-    "soft_404_probe": ("bool", None),
+    "soft_404_probe": ("bool", None), "browser": ("str", None),
+    "browser_executable": ("str?", None), "browser_timeout_seconds": ("float", 1.0),
+    "browser_max_requests": ("int", 1),
 }
+
+BROWSER_MODES = ("never", "auto", "always")
+"""``fetch.browser``: ``never`` (static captures only), ``auto`` (render the pages whose static
+capture is a script shell, citeaudit/archive/capture/shell.py), ``always`` (render every 2xx
+HTML page captured)."""
 
 
 def _value(path: Path, key: str, kind: str, minimum: float | None, raw: Any) -> Any:
@@ -146,6 +157,9 @@ def parse_fetch(section: Any, path: Path) -> FetchSettings:
         kind, minimum = _FETCH_KINDS[key]
         values[key] = _value(path, f"fetch.{key}", kind, minimum, raw)
     settings = FetchSettings(**values)
+    if settings.browser not in BROWSER_MODES:
+        raise _fail(path, "fetch.browser", f"one of {', '.join(BROWSER_MODES)}, got "
+                    f"{settings.browser!r}")
     if settings.via is not None and not settings.via.startswith(("http://", "https://")):
         raise _fail(path, "fetch.via", f"expected an http(s) origin, got {settings.via!r}")
     if settings.enabled and not settings.contact:
@@ -154,12 +168,15 @@ def parse_fetch(section: Any, path: Path) -> FetchSettings:
     return settings
 
 
-ARCHIVE_APIS = ("pywb", "wayback", "wayback-availability")
+ARCHIVE_APIS = ("pywb", "wayback", "wayback-availability", "memento")
 """How an archive is asked for the capture closest to a time (see citeaudit/archive/lookup.py):
 ``pywb`` (pywb / OpenWayback CDX server API at ``<url>/cdx``, raw replay ``<url>/<ts>id_/<uri>``),
 ``wayback`` (the Wayback Machine's CDX API at ``<url>/cdx/search/cdx``, replay
 ``<url>/web/<ts>id_/<uri>``), ``wayback-availability`` (its availability API at
-``<url>/wayback/available``; replay at the snapshot URL it returns, in ``id_`` form)."""
+``<url>/wayback/available``; replay at the snapshot URL it returns, in ``id_`` form),
+``memento`` (an RFC 7089 TimeGate or aggregator at ``<url>/<original URL>``, asked with
+``Accept-Datetime``; the memento it redirects to is fetched, in ``id_`` form when its URL has a
+14-digit timestamp segment)."""
 
 ARCHIVE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]{0,31}$")
 """An archive's name: it goes into file names and the ``archive:<name>`` origin."""

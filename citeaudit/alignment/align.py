@@ -15,6 +15,9 @@ distinct URL):
 4. a final revisit is resolved to the response it refers to (WARC-Refers-To-Target-URI and
    -Date, also for another URI, else the payload digest), searched from the first crawl date.
 
+5. where a browser rendered the final capture (``fetch.browser``), the payload read for text is
+   the rendered DOM's record (``capture_fidelity`` ``rendered``).
+
 Capture-side problems (invalid date, truncated, digest mismatch, unreadable, revisit without
 original) become reasons, never a silent pass.
 """
@@ -32,6 +35,7 @@ import pyarrow as pa
 
 from citeaudit import duck, storage
 from citeaudit.alignment.canonical import canonical_table, canonicalize
+from citeaudit.archive.capture import RENDERED_URN
 from citeaudit.archive.lookup import add_replay_column
 from citeaudit.codebook import Codebook
 
@@ -167,7 +171,11 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
     duck.create_table(con, "invalid_keys", "alignment/select_invalid_keys")
     con.execute("DROP TABLE caps")  # the biggest table: free it before the final join
     _load_originals(con, originals)
-    table = duck.query(con, "alignment/select_citation_captures", {"max_hops": MAX_HOPS})
+    con.register("captured", duck.query(con, "alignment/select_citation_captures",
+                                        {"max_hops": MAX_HOPS}))
+    # a page a browser rendered is read from its rendered DOM (capture_fidelity 'rendered')
+    table = duck.query(con, "alignment/select_rendered_payloads", {"prefix": RENDERED_URN})
+    con.unregister("captured")
     return add_replay_column(table, replay_prefix, "final_capture_time", "final_uri")
 
 

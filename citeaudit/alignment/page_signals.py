@@ -29,8 +29,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-WALLS = ("consent_wall", "login_wall", "paywall", "bot_challenge")
-"""The wall kinds, as L1 reasons (``citation_existence.reason``)."""
+from citeaudit.archive.capture import script_shell
+
+WALLS = ("consent_wall", "login_wall", "paywall", "bot_challenge", "script_shell")
+"""The wall kinds, as L1 reasons (``citation_existence.reason``). ``script_shell`` is no wall
+the site put up but stands in the same place: a static capture of a page a script renders
+(:func:`citeaudit.archive.capture.script_shell`), whose text holds none of its content until a
+browser renders it (``fetch.browser``)."""
 
 _NF_PHRASES = [
     r"(error\s*)?404(\s*error)?",
@@ -171,9 +176,16 @@ def wall_of(markup: str, text: str, title: str | None, h1: str | None, words: in
     return None, None
 
 
-def page_facts(markup: str, text: str) -> PageFacts:
-    """The signals of one decoded page (``markup``) and its extracted text."""
+def page_facts(markup: str, text: str, rendered: bool = False) -> PageFacts:
+    """The signals of one decoded page (``markup``) and its extracted text; ``rendered``: the
+    markup is a browser's rendered DOM (citeaudit/archive/capture/browser.py)."""
     title, h1 = _title_and_h1(markup)
     words = len(text.split())
     wall, evidence = wall_of(markup, text, title, h1, words)
-    return PageFacts(title, h1, words, not_found_signal(title, h1, words), wall, evidence)
+    not_found = not_found_signal(title, h1, words)
+    if wall is None and not_found != "strong":
+        # a static capture of a page a script renders: its text is not the page's content
+        shell = script_shell(markup, rendered=rendered, words=words)
+        if shell is not None:
+            wall, evidence = "script_shell", shell
+    return PageFacts(title, h1, words, not_found, wall, evidence)

@@ -24,6 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from citeaudit import storage
+from citeaudit.archive.capture import RENDERED_URN
 
 EXTRACTOR = "selectolax-lexbor"
 SKIP_TAGS = ["script", "style", "noscript", "template", "svg"]
@@ -192,11 +193,14 @@ def html_to_text(markup: str) -> str:
     return "\n".join(parts)
 
 
-def read_payload(path: Path, offset: int) -> tuple[bytes, str | None, str | None, str | None]:
+def read_payload(path: Path, offset: int, info: dict | None = None
+                 ) -> tuple[bytes, str | None, str | None, str | None]:
     """(decoded body, content type, content encoding, error) of the record at ``offset``.
 
     warcio's ``content_stream`` undoes chunked transfer coding and gzip/deflate/br content
-    coding; a body it cannot decode is reported, not guessed.
+    coding; a body it cannot decode is reported, not guessed. A record without HTTP headers (a
+    ``resource`` record: a browser's rendered DOM) has its WARC Content-Type. ``info``, when
+    given, receives the record's ``target_uri``.
     """
     from warcio.archiveiterator import ArchiveIterator
 
@@ -204,8 +208,11 @@ def read_payload(path: Path, offset: int) -> tuple[bytes, str | None, str | None
         fh.seek(offset)
         for record in ArchiveIterator(fh):
             http = record.http_headers
-            ctype = http.get_header("content-type") if http else None
+            ctype = http.get_header("content-type") if http else \
+                record.rec_headers.get_header("Content-Type")
             enc = http.get_header("content-encoding") if http else None
+            if info is not None:
+                info["target_uri"] = record.rec_headers.get_header("WARC-Target-URI")
             try:
                 body = record.content_stream().read(MAX_BYTES + 1)
             except Exception as exc:  # zlib/brotli errors: a broken body, named
@@ -225,8 +232,9 @@ def extract_one(path: Path, offset: int) -> dict:
     if not path.is_file():
         row["error"] = "warc_file_missing"
         return row
+    info: dict = {}
     try:
-        body, ctype, enc, err = read_payload(path, offset)
+        body, ctype, enc, err = read_payload(path, offset, info)
     except Exception as exc:  # an unreadable WARC member: reported with the payload
         body, ctype, enc, err = b"", None, None, f"unreadable_record: {type(exc).__name__}"
     mime = (ctype or "").split(";", 1)[0].strip().lower() or None
@@ -250,18 +258,21 @@ def extract_one(path: Path, offset: int) -> dict:
         except PageTooComplex as exc:
             row["error"] = str(exc)
             return row
-        _add_page_facts(row, text)
+        _add_page_facts(row, text, rendered=str(info.get("target_uri") or "").startswith(
+            RENDERED_URN))
     row["text_length"] = len(row["text"]) if row["text"] is not None else None
     return row
 
 
-def _add_page_facts(row: dict, markup: str) -> None:
+def _add_page_facts(row: dict, markup: str, rendered: bool = False) -> None:
     """Title, not-found signal and wall (:mod:`citeaudit.alignment.page_signals`); a wall's
     text is withheld (``error`` ``page_unavailable: <kind>``): what stands there is not the
-    cited page, so no later step may read it as the page that lacks the evidence."""
+    cited page, so no later step may read it as the page that lacks the evidence. A static
+    capture of a script-rendered page (``script_shell``) is withheld the same way; ``rendered``:
+    the markup is a browser's rendered DOM."""
     from citeaudit.alignment.page_signals import page_facts
 
-    facts = page_facts(markup, row["text"])
+    facts = page_facts(markup, row["text"], rendered=rendered)
     row.update(title=facts.title, not_found_signal=facts.not_found, wall=facts.wall)
     if facts.wall:
         row.update(text=None, error=f"page_unavailable: {facts.wall} ({facts.wall_evidence})")

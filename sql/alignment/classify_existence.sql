@@ -6,8 +6,10 @@
 -- it; the cause in reason; a wall standing where the page should be — consent_wall,
 -- login_wall, paywall, bot_challenge — is unresolved, never pass or dead; the three-layer
 -- audit calls this state "unknown"). Unresolved is never pass or dead. A weak soft-404 signal
--- is soft_404_flag, not a verdict. capture_fidelity: how the text L2 read was captured
--- (static: a plain HTTP capture). replay_url: the pywb link of the final capture (NULL unless
+-- is soft_404_flag, not a verdict. A static capture of a script-rendered page (wall
+-- script_shell) is unresolved too: its text is not the page's. capture_fidelity: how the text
+-- L2 read was captured (static: a plain HTTP capture; rendered: a browser's DOM, from
+-- citation_captures). replay_url: the pywb link of the final capture (NULL unless
 -- replay is configured).
 -- Grain: one row per citation. Inputs: citation_captures, page_checks (per citation: wall,
 -- soft-404 evidence and flag; citeaudit/alignment/soft404.py).
@@ -39,8 +41,7 @@ SELECT
     CASE WHEN c.resolution_issue IS NULL AND c.final_status BETWEEN 200 AND 299
         THEN p.soft_404_evidence END AS soft_404_evidence,
     p.soft_404_flag,
-    CASE WHEN c.resolution_issue IS NULL AND c.payload_sha256 IS NOT NULL THEN 'static'
-        END AS capture_fidelity
+    c.capture_fidelity
 FROM citation_captures AS c
 LEFT JOIN page_checks AS p USING (citation_id)
 ORDER BY c.answer_id, c.claim_id, c.citation_id

@@ -38,8 +38,8 @@ def test_internet_archive_is_one_entry(tmp_path: Path) -> None:
     ("archives:\n  - {name: ia, api: wayback, url: https://web.archive.org}\n",
      "fetch.contact: required when archives are configured"),
     ("fetch: {contact: a@b}\narchives: {name: ia}\n", "archives: expected a list"),
-    ("fetch: {contact: a@b}\narchives:\n  - {name: ia, api: memento, url: http://x}\n",
-     "archives[0].api: one of pywb, wayback, wayback-availability"),
+    ("fetch: {contact: a@b}\narchives:\n  - {name: ia, api: timetravel, url: http://x}\n",
+     "archives[0].api: one of pywb, wayback, wayback-availability, memento"),
     ("fetch: {contact: a@b}\narchives:\n  - {name: IA, api: pywb, url: http://x}\n",
      "archives[0].name: lower-case letters"),
     ("fetch: {contact: a@b}\narchives:\n  - {name: a, api: pywb, url: http://x}\n"
@@ -67,3 +67,33 @@ def test_replay_links_are_whole_seconds_utc_and_null_without_a_capture() -> None
         "http://127.0.0.1:8090/c/20230301000000/http://a.test/x?y=1", None]
     off = add_replay_column(table, None, "t", "u")
     assert off.column("replay_url").to_pylist() == [None, None]
+
+
+def test_fetch_browser_is_a_choice_named_by_key(tmp_path: Path) -> None:
+    cfg = load(tmp_path, "fetch:\n  browser: auto\n  browser_timeout_seconds: 20\n")
+    assert (cfg.fetch.browser, cfg.fetch.browser_timeout_seconds) == ("auto", 20.0)
+    assert config.load(tmp_path / "nowhere").fetch.browser == "never"
+    with pytest.raises(config.ConfigError, match=r"fetch\.browser: one of never, auto, always"):
+        load(tmp_path, "fetch:\n  browser: sometimes\n")
+    with pytest.raises(config.ConfigError, match=r"fetch\.browser_max_requests: must be at"):
+        load(tmp_path, "fetch:\n  browser_max_requests: 0\n")
+
+
+def test_a_fetch_window_wider_than_a_codebook_window_is_one_loud_line(tmp_path: Path) -> None:
+    """The crawl counts a capture within fetch.reference_window_hours as near the reference
+    time and fetches nothing; the alignment accepts only its codebook window: wider on a side
+    leaves citations unresolved with nothing fetched. One line per codebook, both files and
+    keys named with the fix; narrower (only a cost) and equal are quiet."""
+    from citeaudit.archive.capture import window_warnings
+    from citeaudit.demo_corpus.codebooks import write_codebooks
+
+    write_codebooks(tmp_path / "codebooks")
+    assert window_warnings(tmp_path, config.FetchSettings()) == []      # the defaults agree
+    assert window_warnings(tmp_path, config.FetchSettings(reference_window_hours=6)) == []
+    lines = window_warnings(tmp_path, config.FetchSettings(reference_window_hours=168))
+    assert len(lines) == 2 and all(line.startswith("warning: ") for line in lines)
+    assert "citeaudit.yaml: fetch.reference_window_hours 168 is wider than" in lines[0]
+    assert "v1.yaml: alignment_window.after_days 1 (24 h)" in lines[0]
+    assert "before_days" not in lines[0]   # 7 days: not narrower than 168 h
+    assert "set fetch.reference_window_hours: 24 or less" in lines[0]
+    assert all("\n" not in line for line in lines)

@@ -128,13 +128,12 @@ def test_loopback_is_refused_by_default_and_fetched_only_with_the_opt_in(tmp_pat
         assert site.log.requests == []                       # not even robots.txt
         rows = page_rows(res)
         assert len(rows) == len(urls)
-        v4 = [r for r in rows if "[" not in r["cited_url"] and "::" not in r["cited_url"]]
-        assert len(v4) == 7
-        assert {r["outcome"] for r in v4} == {"private_address"}
-        assert all("allow_private_networks" in r["detail"] for r in v4)
-        # the IPv6 forms are refused too (today already by the URL canonicalizer, which
-        # drops the brackets; the scope check above names them private_address)
-        assert {r["outcome"] for r in rows} <= {"private_address", "unsupported_url"}
+        # every spelling, the IPv6 literals too (the canonicalizer keeps their brackets), is
+        # refused by the scope, saying why and how to allow it
+        assert {r["outcome"] for r in rows} == {"private_address"}
+        assert all("allow_private_networks" in r["detail"] for r in rows)
+        assert {r["cited_url"] for r in rows} >= {f"http://[::1]:{port}/page9",
+                                                  f"http://[::ffff:127.0.0.1]:{port}/page7"}
         # the default port list refuses a random port before any address is looked at
         res = crawl(tmp_path / "b", urls[:1])
         assert [r["outcome"] for r in page_rows(res)] == ["port_refused"]
@@ -366,3 +365,24 @@ def test_the_connected_address_is_checked_again():
         Scope().check_peer("public.example", "::ffff:169.254.169.254")
     Scope().check_peer("public.example", "93.184.216.34")
     Scope(allow_private_networks=True).check_peer("intranet.example", "10.0.0.5")
+
+
+def test_robots_txt_is_asked_once_per_origin_whatever_the_spelling():
+    """Host case, a trailing dot, the default port written out and credentials name one
+    origin: one robots.txt request (real HTTP to the loopback site through ``via``), one
+    verdict; another port is another origin."""
+    from citeaudit.archive.capture.fetcher import RobotsCache, http_get
+
+    with FetchSite() as site:
+        cache = RobotsCache(lambda u: http_get(
+            u, via=site.origin, user_agent="citeaudit-test", connect_timeout=2.0,
+            read_timeout=2.0, total_timeout=3.0, max_body=100_000))
+        spellings = ["http://live.test/page1", "http://LIVE.test/page2",
+                     "http://live.test:80/page3", "http://live.test./page4",
+                     "http://user:pw@Live.Test:80/private/x"]
+        verdicts = [cache.allowed(u)[0] for u in spellings]
+        assert verdicts == [True, True, True, True, False]
+        assert site.log.paths().count("/robots.txt") == 1
+        cache.allowed("http://live.test:8080/page1")
+        assert site.log.paths().count("/robots.txt") == 2
+    assert RobotsCache.robots_url("https://[2001:DB8::1]:443/a") == "https://[2001:db8::1]/robots.txt"

@@ -36,6 +36,7 @@ from urllib.parse import urljoin, urlsplit
 import pyarrow as pa
 
 from citeaudit import duck, storage
+from citeaudit.archive.capture.browser import INSTALL_HINT, Renderer, RenderJob, find_chromium
 from citeaudit.archive.capture.fetch_log import (
     FETCH_LOG_SCHEMA,
     LOG_FOLDER,
@@ -53,6 +54,7 @@ from citeaudit.archive.capture.from_archives import lookup_archives
 from citeaudit.archive.capture.resume import JOURNAL_SUFFIX, recover
 from citeaudit.archive.capture.scope import Refused, origin_of, strip_credentials
 from citeaudit.archive.capture.scope import from_settings as scope_from_settings
+from citeaudit.archive.capture.shell import decoded_html, script_shell
 from citeaudit.archive.capture.warc_writer import (
     FetchWarcWriter,
     Written,
@@ -70,13 +72,18 @@ OUTCOMES = (
     "tls_error", "connection_error", "connection_reset", "bad_response", "too_large",
     "gave_up_after_retries", "retry_scheduled", "skipped_recent_capture", "unsupported_url",
     "redirect_loop", "too_many_redirects", "private_address", "port_refused",
+    "rendered", "render_incomplete", "render_failed", "browser_unavailable", "method_refused",
+    "request_cap",
 )
 """Outcome names of the live source. ``not_modified``: fetched, payload identical to the last
 capture, written as a revisit record. ``retry_scheduled``: an attempt answered 429/503 or reset
 that will be tried again. ``too_large``: body cut at ``max_body_bytes`` on the wire or once
 decoded (WARC-Truncated). ``private_address``, ``port_refused``, ``host_denied``,
 ``unsupported_url``: outside the crawl's scope (:mod:`citeaudit.archive.capture.scope`),
-nothing sent."""
+nothing sent. Browser capture (``fetch.browser``, :mod:`.browser`): ``rendered`` (the rendered
+DOM written), ``render_incomplete`` / ``render_failed`` / ``browser_unavailable`` (no rendered
+record: the static capture stands), ``method_refused`` and ``request_cap`` (a sub-request not
+sent)."""
 
 RETRY_STATUSES = (429, 503)
 
@@ -154,6 +161,8 @@ class _Crawler:
         # origin -> a cited URL of it that answered 2xx: the hosts worth a soft-404 probe
         self.probe_wanted: dict[str, str] = {}
         self._probe_lock = threading.Lock()
+        # pages to load in the browser once the static crawl is done (fetch.browser)
+        self.render_jobs: list[RenderJob] = []
 
     def _get(self, url: str) -> Attempt:
         s = self.s
@@ -237,6 +246,9 @@ class _Crawler:
                 if purpose != "probe" and att.status and 200 <= att.status < 300:
                     with self._probe_lock:
                         self.probe_wanted.setdefault(_origin(cited), cited)
+                        job = self._render_job(att, cited, key)
+                        if job is not None:
+                            self.render_jobs.append(job)
                 return
             try:
                 url = strip_credentials(urljoin(url, loc.strip()))
@@ -252,6 +264,73 @@ class _Crawler:
                      purpose=purpose, hop=self.s.max_redirects + 1, attempt=0, where=None,
                      record_type=None, outcome="too_many_redirects",
                      detail=f"more than {self.s.max_redirects} redirects")
+
+    def _render_job(self, att: Attempt, cited: str, key: str | None) -> RenderJob | None:
+        """The browser job for a final 2xx page under ``fetch.browser``: ``always`` any HTML
+        page, ``auto`` a page whose static capture is a script shell; None otherwise."""
+        mode = self.s.browser
+        if mode == "never" or att.exchange is None or att.written is None \
+                or att.outcome not in ("fetched", "not_modified"):
+            return None
+        headers = {k.lower(): v for k, v in att.exchange.response_headers}
+        markup = decoded_html(att.exchange.body, headers.get("content-type"),
+                              headers.get("content-encoding"))
+        if markup is None:
+            return None
+        why = "fetch.browser: always"
+        if mode == "auto":
+            shell = script_shell(markup)
+            if shell is None:
+                return None
+            why = f"fetch.browser: auto; static capture is a script shell ({shell})"
+        return RenderJob(att.url, cited, key, att.exchange, att.written, why)
+
+    def render_all(self) -> None:
+        """Load the queued pages in one headless Chromium (:mod:`.browser`), one at a time."""
+        if not self.render_jobs:
+            return
+        jobs = sorted(self.render_jobs, key=lambda j: (j.cited, j.url))
+        exe = find_chromium(self.s.browser_executable)
+        missing = None
+        try:
+            import playwright.sync_api  # noqa: F401 - only to know it is there
+        except ImportError:
+            missing = ("fetch.browser needs the playwright package (pip install "
+                       "'playwright>=1.40'; its browser download is not used) and Debian's "
+                       "chromium")
+        if missing is not None:
+            for j in jobs:
+                self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
+                             key=j.key, purpose="render", hop=0, attempt=0, where=None,
+                             record_type=None, outcome="browser_unavailable", detail=missing)
+            return
+        if exe is None:
+            for j in jobs:
+                self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
+                             key=j.key, purpose="render", hop=0, attempt=0, where=None,
+                             record_type=None, outcome="browser_unavailable",
+                             detail=f"fetch.browser_executable {self.s.browser_executable} "
+                             "is not an executable file" if self.s.browser_executable
+                             else INSTALL_HINT)
+            return
+        try:
+            with Renderer(self, exe) as renderer:
+                for j in jobs:
+                    try:
+                        renderer.render(j)
+                    except Exception as exc:  # a bug must not lose the crawl: log it, go on
+                        self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0),
+                                     cited_url=j.cited, key=j.key, purpose="render", hop=0,
+                                     attempt=0, where=None, record_type=None,
+                                     outcome="render_failed",
+                                     detail=f"{type(exc).__name__}: {exc}"[:300])
+        except Exception as exc:  # Chromium would not start
+            for j in jobs:
+                self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
+                             key=j.key, purpose="render", hop=0, attempt=0, where=None,
+                             record_type=None, outcome="browser_unavailable",
+                             detail=f"{exe} did not start: {type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0][:200] if str(exc) else ''}")
 
     def probe(self, origin: str) -> None:
         """Fetch one random path that cannot exist on ``origin`` (in the directory of a cited
@@ -300,6 +379,9 @@ class _Crawler:
                          attempt=attempt, where=where,
                          record_type="revisit" if revisit else "response",
                          outcome="not_modified" if revisit else None)
+            att.written = where
+            if revisit:
+                att.outcome = "not_modified"
             return att
         return None
 
@@ -386,6 +468,7 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
         with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
             for f in [pool.submit(run_host, todo[h]) for h in sorted(todo)]:
                 f.result()
+        crawler.render_all()
     finally:
         files = writer.close()
     result = CrawlResult(crawler.log.table(), files)

@@ -49,7 +49,10 @@ def register_cli(subparsers: Any) -> None:
             "link-local addresses (in any spelling, or by what a name resolves to) and ports "
             "outside fetch.allowed_ports are refused unless fetch.allow_private_networks is "
             "true; one random never-existing path per site is fetched as a soft-404 probe "
-            "(fetch.soft_404_probe). Settings: the fetch: and archives: sections of "
+            "(fetch.soft_404_probe); with fetch.browser: auto, a page whose static capture is a "
+            "script shell is rendered in headless Chromium (every sub-request fetched, checked "
+            "and archived by the crawler; the rendered DOM kept as its own record). Settings: "
+            "the fetch: and archives: sections of "
             "RAW/citeaudit.yaml."),
     )
     p.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
@@ -69,6 +72,7 @@ def _cli_archive(args: Any) -> int:
     from dataclasses import replace
 
     from citeaudit.archive.capture import crawl
+    from citeaudit.archive.capture.windows import window_warnings
     from citeaudit.ingest.answers import answer_files, ingest_files
 
     err = sys.stderr
@@ -98,6 +102,8 @@ def _cli_archive(args: Any) -> int:
     if not dates:
         print(f"archive: no observation dates under {raw / 'answers'} in that range", file=err)
         return 2
+    for line in window_warnings(raw, settings):
+        print(line, file=err)
     for date in dates:
         result = ingest_files(answer_files(raw, date), raw)
         out = crawl.archive_date(raw, date, result.citations, result.answers, settings,

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from protego import Protego
 
 from citeaudit.archive.capture.scope import Refused, Scope, strip_credentials
-from citeaudit.archive.capture.warc_writer import HttpExchange
+from citeaudit.archive.capture.warc_writer import HttpExchange, Written
 
 CHUNK = 64 * 1024
 
@@ -50,6 +50,7 @@ class Attempt:
     detail: str | None = None
     retry_after: float | None = None
     location: str | None = None
+    written: Written | None = None  # where the crawl archived the response (set by the crawl)
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,8 @@ def _connect(host: str, port: int, addrs: list, timeout: float) -> socket.socket
 
 def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: float,
              read_timeout: float, total_timeout: float, max_body: int,
-             scope: Scope | None = None, trusted: bool = False) -> Attempt:
+             scope: Scope | None = None, trusted: bool = False,
+             extra_headers: tuple[tuple[str, str], ...] = ()) -> Attempt:
     """One GET of ``url`` (no redirect followed), never raising; see the module docstring.
 
     ``scope`` (default: the safe defaults of :class:`Scope`) decides which URLs and addresses
@@ -223,7 +225,8 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
     (the operator chose it), the cited URL behind ``via`` still is, by name. Credentials in
     the URL are dropped before anything is sent, logged or archived. ``total_timeout`` bounds
     the whole exchange, headers included; ``max_body`` bounds the body on the wire and, for a
-    compressed body, once decoded."""
+    compressed body, once decoded. ``extra_headers`` are sent after the fixed ones (a Memento
+    TimeGate's ``Accept-Datetime``)."""
     url = strip_credentials(url)
     scope = scope or Scope()
     started = _utcnow()
@@ -257,7 +260,8 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
     except OSError as exc:
         return done("dns_error", detail=str(exc))
     headers = [("Host", target.host_header), ("User-Agent", user_agent),
-               ("Accept", "*/*"), ("Accept-Encoding", "identity"), ("Connection", "close")]
+               ("Accept", "*/*"), ("Accept-Encoding", "identity"), ("Connection", "close"),
+               *extra_headers]
     # through --via the request goes to a proxy-like origin: absolute-form (RFC 9112 §3.2.2),
     # so the origin knows the scheme as well as the host; the WARC records it as sent
     request_target = (f"{urlsplit(url).scheme.lower()}://{target.host_header}{target.path}"
@@ -451,8 +455,21 @@ class RobotsCache:
 
     @staticmethod
     def robots_url(url: str) -> str:
+        """The robots.txt URL of ``url``'s origin, spelled one way whatever the URL's spelling
+        (host case, a trailing dot, the default port written out, credentials): one robots.txt
+        fetch and one verdict per origin, as RFC 9309 scopes it."""
         p = urlsplit(url)
-        return f"{p.scheme.lower()}://{p.netloc.lower()}/robots.txt"
+        scheme = p.scheme.lower()
+        host = (p.hostname or "").lower().rstrip(".")
+        if ":" in host:
+            host = f"[{host}]"
+        try:
+            port = p.port
+        except ValueError:
+            port = None
+        if port is not None and port != (443 if scheme == "https" else 80):
+            host += f":{port}"
+        return f"{scheme}://{host}/robots.txt"
 
     def allowed(self, url: str) -> tuple[bool, str | None, str | None]:
         """(allowed, outcome, why not) for ``url``; fetches the host's robots.txt on first use.

@@ -31,6 +31,15 @@ unreadable answer: unresolved, never a negative finding), ``retry_scheduled``,
 ``archive_no_capture_cached`` (the very same index query was answered "no capture" within
 ``archives[].no_capture_cache_days``, default 7, in an earlier crawl of the date: not asked
 again).
+
+A ``memento`` archive (RFC 7089: a TimeGate or an aggregator such as the Memento Time Travel
+service) has no index to list: its TimeGate ``<url>/<URI-R>`` is asked with ``Accept-Datetime``
+(the reference time) and redirects to the memento it judges closest (before or after); that
+memento is fetched (raw ``id_`` form when its URL has a Wayback-style timestamp), and its
+``Memento-Datetime`` must lie inside the window. The status written is the memento's own:
+RFC 7089 mementos answer with the archived status, and a response without
+``Memento-Datetime`` is not a memento (``archive_error``). A TimeGate's 404 is
+``archive_no_capture``.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -56,11 +66,16 @@ from citeaudit.archive.index import url_to_urlkey
 from citeaudit.archive.lookup import (
     Candidate,
     choose,
+    http_datetime,
+    link_relations,
     memento_time,
     memento_url,
+    parse_http_datetime,
     parse_index,
     query_url,
+    raw_memento_url,
     status_line,
+    timegate_url,
     timestamp14,
 )
 from citeaudit.config import ArchiveSettings, FetchSettings
@@ -116,7 +131,7 @@ class ArchiveLookup:
             files += self.writers[name].close()
         return files
 
-    def _get(self, url: str) -> Attempt:
+    def _get(self, url: str, headers: tuple[tuple[str, str], ...] = ()) -> Attempt:
         s = self.s
         host = (urlsplit(url).netloc or "").lower()
         with self.gate.slot(host) as defer:
@@ -124,7 +139,8 @@ class ArchiveLookup:
                            connect_timeout=s.connect_timeout_seconds,
                            read_timeout=s.read_timeout_seconds,
                            total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes,
-                           scope=self.scope, trusted=_origin(url) in self.trusted)
+                           scope=self.scope, trusted=_origin(url) in self.trusted,
+                           extra_headers=headers)
             if att.retry_after is not None and att.status in RETRY_STATUSES:
                 defer(min(att.retry_after, s.max_retry_after_seconds))
         return att
@@ -142,11 +158,12 @@ class ArchiveLookup:
             warc_length=where.length if where else None, detail=detail)
 
     def _get_with_retries(self, url: str, row: dict, purpose: str, hop: int,
-                          archived_status: int | None = None) -> tuple[Attempt, int]:
+                          archived_status: int | None = None,
+                          headers: tuple[tuple[str, str], ...] = ()) -> tuple[Attempt, int]:
         """GET with the live crawl's bounded retries; the last attempt and its number. A
         memento whose index lists a 503 (``archived_status``) replays as 503: not retried."""
         for attempt in range(1, self.s.max_retries + 2):
-            att = self._get(url)
+            att = self._get(url, headers)
             retryable = (att.status in RETRY_STATUSES and att.status != archived_status) \
                 or att.outcome == "connection_reset"
             if not retryable or attempt > self.s.max_retries:
@@ -178,23 +195,32 @@ class ArchiveLookup:
             return f"answer larger than fetch.max_body_bytes ({self.s.max_body_bytes})"
         return None
 
+    def _cached(self, archive: ArchiveSettings, q: str, row: dict, purpose: str, hop: int,
+                key: str) -> bool:
+        """True (and a row ``archive_no_capture_cached``) when ``q`` was answered "no
+        capture" within ``archives[].no_capture_cache_days``."""
+        asked = self.no_capture.get(q)
+        if asked is None or archive.no_capture_cache_days <= 0 or \
+                self.now - asked >= dt.timedelta(days=archive.no_capture_cache_days):
+            return False
+        self.log.add(
+            cited_url=row["canonical_url"], canonical_key=key, url=q, purpose=purpose,
+            hop=hop, attempt=0, requested_at=self.now, outcome="archive_no_capture_cached",
+            detail=f"the same question answered 'no capture' at {asked:%Y-%m-%dT%H:%M:%SZ}"
+                   f"; not asked again within {archive.no_capture_cache_days:g} days "
+                   f"(archives[].no_capture_cache_days)")
+        return True
+
     def _page_in(self, archive: ArchiveSettings, row: dict) -> str:
+        if archive.api == "memento":
+            return self._memento_in(archive, row)
         purpose = f"archive:{archive.name}"
         url, ref, key = row["canonical_url"], row["reference_time"], row["canonical_key"]
         seen: set[str] = set()
         for hop in range(self.s.max_redirects + 1):
             seen.add(url)
             q = query_url(archive, url, ref, self.window)
-            asked = self.no_capture.get(q)
-            if asked is not None and archive.no_capture_cache_days > 0 and \
-                    self.now - asked < dt.timedelta(days=archive.no_capture_cache_days):
-                self.log.add(
-                    cited_url=row["canonical_url"], canonical_key=key, url=q, purpose=purpose,
-                    hop=hop, attempt=0, requested_at=self.now,
-                    outcome="archive_no_capture_cached",
-                    detail=f"the same question answered 'no capture' at {asked:%Y-%m-%dT%H:%M:%SZ}"
-                           f"; not asked again within {archive.no_capture_cache_days:g} days "
-                           f"(archives[].no_capture_cache_days)")
+            if self._cached(archive, q, row, purpose, hop, key):
                 return "archive_no_capture"
             att, n = self._get_with_retries(q, row, purpose, hop)
             why = self._failed(att)
@@ -231,6 +257,114 @@ class ArchiveLookup:
             url, key = nxt, url_to_urlkey(nxt)
             ref = pick.time
         return "archive_fetched"
+
+    def _memento_in(self, archive: ArchiveSettings, row: dict) -> str:
+        """One page at a Memento TimeGate (RFC 7089): ask ``<url>/<URI-R>`` with
+        ``Accept-Datetime`` (the reference time), follow its redirect to the memento (or take
+        its own answer when it carries ``Memento-Datetime``), fetch the memento raw and keep it
+        when its ``Memento-Datetime`` lies inside the window; an archived redirect is looked up
+        again at the TimeGate. The status written is the memento's own (a memento answers with
+        the archived status); a response without ``Memento-Datetime`` is no memento
+        (``archive_error``), a TimeGate's 404 means it holds none (``archive_no_capture``)."""
+        purpose = f"archive:{archive.name}"
+        url, ref, key = row["canonical_url"], row["reference_time"], row["canonical_key"]
+        seen: set[str] = set()
+        for hop in range(self.s.max_redirects + 1):
+            seen.add(url)
+            tg = timegate_url(archive, url)
+            if self._cached(archive, tg, row, purpose, hop, key):
+                return "archive_no_capture"
+            accept = (("Accept-Datetime", http_datetime(ref)),)
+            att, n = self._get_with_retries(tg, row, purpose, hop, headers=accept)
+            why = self._failed(att)
+            mdt = _header(att, "Memento-Datetime")
+            if why is None and mdt is None and att.status == 404:
+                self._row(att, row, purpose, hop, n, "archive_no_capture",
+                          f"the TimeGate holds no memento of {url} (HTTP 404)", key=key)
+                return "archive_no_capture"
+            loc = _header(att, "Location")
+            if why is None and mdt is not None:
+                murl = _header(att, "Content-Location") or tg  # the TimeGate is the memento
+                murl = urljoin(tg, murl)
+            elif why is None and att.status and 300 <= att.status < 400 and loc:
+                murl = urljoin(tg, loc.strip())
+            else:
+                why = why or (f"TimeGate answered HTTP {att.status} without a memento "
+                              "(no redirect, no Memento-Datetime)")
+                self._row(att, row, purpose, hop, n, "archive_error", why, key=key)
+                return "archive_error"
+            named = memento_time(murl)
+            if named is not None and abs(named - ref) > self.window:
+                self._row(att, row, purpose, hop, n, "archive_no_capture",
+                          f"the closest memento ({timestamp14(named)}) lies outside "
+                          f"±{self.s.reference_window_hours:g} h of {timestamp14(ref)}", key=key)
+                return "archive_no_capture"
+            got = self._fetch_timegate_memento(archive, url, murl, ref, row, purpose, hop, key,
+                                               tg, accept, att if mdt is not None else None)
+            if got is None or got[0] in ("archive_error", "archive_no_capture"):
+                return got[0] if got else "archive_error"
+            status, location, when = got[1], got[2], got[3]
+            if not (300 <= status < 400 and location):
+                return "archive_fetched"
+            try:
+                nxt = urljoin(url, location.strip())
+            except ValueError:
+                return "archive_fetched"
+            if nxt in seen or not nxt.lower().startswith(("http://", "https://")):
+                return "archive_fetched"
+            url, key, ref = nxt, url_to_urlkey(nxt), when
+        return "archive_fetched"
+
+    def _fetch_timegate_memento(self, archive: ArchiveSettings, target: str, murl: str,
+                                ref: dt.datetime, row: dict, purpose: str, hop: int, key: str,
+                                tg: str, accept: tuple[tuple[str, str], ...],
+                                got: Attempt | None) -> tuple | None:
+        """Fetch (unless the TimeGate's answer ``got`` is the memento) and write one memento;
+        (outcome, status, Location, Memento-Datetime) or None."""
+        n = 1
+        if got is None:
+            murl = raw_memento_url(murl)
+            att, n = self._get_with_retries(murl, row, purpose, hop, headers=accept)
+            for _ in range(self.s.max_redirects):
+                # the archive's own redirect (to the exact memento): it is no memento itself
+                loc = _header(att, "Location")
+                if _header(att, "Memento-Datetime") is not None or not (
+                        att.exchange and att.status and 300 <= att.status < 400 and loc):
+                    break
+                murl = raw_memento_url(urljoin(murl, loc.strip()))
+                att, n = self._get_with_retries(murl, row, purpose, hop, headers=accept)
+        else:
+            att = got
+        why = self._failed(att)
+        when = parse_http_datetime(_header(att, "Memento-Datetime"))
+        if why is None and when is None:
+            why = ("no memento: the answer has no readable Memento-Datetime "
+                   f"(HTTP {att.status})")
+        if why is not None:
+            self._row(att, row, purpose, hop, n, "archive_error", f"memento {murl}: {why}",
+                      key=key)
+            return ("archive_error",)
+        if abs(when - ref) > self.window:
+            # logged under the TimeGate's URL: that question is the one not to ask again
+            self._row(replace(att, url=tg), row, purpose, hop, n, "archive_no_capture",
+                      f"memento {murl} ({timestamp14(when)}) lies outside "
+                      f"±{self.s.reference_window_hours:g} h of {timestamp14(ref)}", key=key)
+            return ("archive_no_capture",)
+        ex = att.exchange
+        assert ex is not None and att.status is not None
+        headers = [("X-Archive-Orig-Transfer-Encoding", v) if k.lower() == "transfer-encoding"
+                   else (k, v) for k, v in ex.response_headers]
+        location = _header(att, "Location") or ""
+        original = link_relations(_header(att, "Link")).get("original")
+        where = self.writers[archive.name].write_memento(Memento(
+            url=target, memento_time=when, status_line=status_line(att.status),
+            headers=headers, protocol=ex.protocol, body=ex.body, archive=archive.name,
+            archive_url=archive.url, memento_url=murl, archive_status=att.status,
+            replay_status=att.status, fetched_at=att.started_at, truncated=ex.truncated))
+        self._row(att, row, purpose, hop, n, "archive_fetched",
+                  f"memento {timestamp14(when)} (status {att.status}); TimeGate {tg}"
+                  + (f"; Link original {original}" if original else ""), where=where, key=key)
+        return ("archive_fetched", att.status, location, when)
 
     def _fetch_memento(self, archive: ArchiveSettings, pick: Candidate, target: str,
                        row: dict, purpose: str, hop: int, key: str, query: str) -> str | None:
@@ -270,6 +404,14 @@ class ArchiveLookup:
                   f"memento {timestamp14(when)} (archived status {pick.status}, replay "
                   f"{att.status}); index {query}", where=where, key=key)
         return location
+
+
+def _header(att: Attempt, name: str) -> str | None:
+    """A response header of an attempt (first one, any case), or None."""
+    if att.exchange is None:
+        return None
+    low = name.lower()
+    return next((v for k, v in att.exchange.response_headers if k.lower() == low), None)
 
 
 def no_capture_answers(raw: Path, observation_date: str) -> dict[str, dt.datetime]:

@@ -38,6 +38,9 @@ def software_version() -> str:
 
 FETCHED_RE = FETCHED_WARC_RE
 
+RENDERED_URN = "urn:rendered-dom:"
+"""Target URI prefix of a rendered-DOM ``resource`` record: ``urn:rendered-dom:<page URL>``."""
+
 
 def fetched_name(observation_date: str, seq: int, archive: str | None = None) -> str:
     """The final file name of one fetched WARC (``-archive-<name>``: copied from an archive)."""
@@ -273,6 +276,37 @@ class FetchWarcWriter:
                 url, "metadata", payload=BytesIO(body),
                 warc_content_type="application/warc-fields", warc_headers_dict=headers)
             return self._write(meta)
+
+    def write_rendered(self, url: str, html: str, fetched_at: dt.datetime,
+                       concurrent_to: str | None, fields: list[tuple[str, str]]) -> Written:
+        """The DOM a browser rendered from the response of ``url`` fetched at ``fetched_at``:
+        a ``resource`` record with target URI ``urn:rendered-dom:<url>`` (:data:`RENDERED_URN`),
+        ``text/html; charset=utf-8``, the *same* WARC-Date as that response (so the alignment
+        finds the rendering of exactly the capture a citation is aligned with) and
+        WARC-Concurrent-To its record ID; a ``metadata`` record (``fields``: when it was
+        rendered, by what, how many sub-requests) refers to it."""
+        date = fetched_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        headers = {"WARC-Date": date}
+        if concurrent_to:
+            headers["WARC-Concurrent-To"] = concurrent_to
+        body = "".join(f"{k}: {v}\r\n" for k, v in fields).encode("utf-8")
+        with self._lock:
+            if self._writer is None:
+                self._start()
+            assert self._writer is not None
+            res = self._writer.create_warc_record(
+                RENDERED_URN + url, "resource", payload=BytesIO(html.encode("utf-8")),
+                warc_content_type="text/html; charset=utf-8", warc_headers_dict=headers)
+            rid = res.rec_headers.get_header("WARC-Record-ID")
+            meta = self._writer.create_warc_record(
+                RENDERED_URN + url, "metadata", payload=BytesIO(body),
+                warc_content_type="application/warc-fields",
+                warc_headers_dict={"WARC-Date": date, "WARC-Refers-To": rid})
+            where = self._write(res)
+            self._write(meta)
+            if self._out is not None and self._out.tell() >= self.max_bytes:
+                self._finish()
+            return where
 
     def close(self) -> list[Path]:
         """Close (and rename) the open file; returns every file this writer closed."""

@@ -76,7 +76,9 @@ def canonicalize(url: str | None, is_tracking: Callable[[str], bool], strict: bo
     host = (parts.hostname or "").lower()
     if scheme not in DEFAULT_PORTS or not host or any(c.isspace() for c in host):
         return Canonical(None, None, "invalid_url")
-    netloc = host
+    # an IPv6 literal keeps its brackets (``http://[::1]:8080/``): without them the URL names
+    # another host, or none, and the crawl's scope could not judge the address it spells
+    netloc = f"[{host}]" if ":" in host else host
     if parts.username or parts.password:
         netloc = parts.netloc.rsplit("@", 1)[0] + "@" + host
     if port is not None and port != DEFAULT_PORTS[scheme]:

@@ -167,3 +167,62 @@ def memento_time(url: str) -> dt.datetime | None:
     if m is None:
         return None
     return dt.datetime.strptime(m.group(1), TS_FORMAT).replace(tzinfo=dt.UTC)
+
+
+# --- Memento (RFC 7089): TimeGates and aggregators ------------------------------------------
+
+def timegate_url(archive: ArchiveSettings, url: str) -> str:
+    """The TimeGate of ``url`` at a ``memento`` archive: ``<archive.url>/<original URL>`` (the
+    form the Internet Archive, pywb and the Memento aggregators take)."""
+    return f"{archive.url}/{url}"
+
+
+def http_datetime(when: dt.datetime) -> str:
+    """An RFC 1123 date (``Accept-Datetime``, ``Memento-Datetime``): ``Thu, 02 Mar 2023
+    12:00:00 GMT``."""
+    import email.utils
+
+    return email.utils.format_datetime(when.astimezone(dt.UTC), usegmt=True)
+
+
+def parse_http_datetime(value: str | None) -> dt.datetime | None:
+    """A ``Memento-Datetime`` value as a UTC datetime, or None when it is not an HTTP date."""
+    import email.utils
+
+    if not value:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when.astimezone(dt.UTC)
+
+
+_LINK = re.compile(r"<([^>]*)>\s*((?:;\s*[^;,]+)*)")
+_REL = re.compile(r"""rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))""", re.I)
+
+
+def link_relations(header: str | None) -> dict[str, str]:
+    """The first URL of each relation type in an HTTP ``Link`` header (RFC 8288): e.g.
+    ``{"original": ..., "timemap": ..., "memento": ...}`` (a link with several types, ``rel="first
+    memento"``, counts for each)."""
+    out: dict[str, str] = {}
+    for m in _LINK.finditer(header or ""):
+        rel = _REL.search(m.group(2) or "")
+        if rel is None:
+            continue
+        for kind in (rel.group(1) or rel.group(2) or "").split():
+            out.setdefault(kind.lower(), m.group(1).strip())
+    return out
+
+
+def raw_memento_url(url: str) -> str:
+    """The raw (``id_``) form of a memento URL whose path has a Wayback-style ``/<14 digits>/``
+    (or ``/<14 digits>xx_/``) segment: the archived bytes, not a rewritten replay. Other
+    memento URLs are returned as they are."""
+    m = _TS_IN_URL.search(url)
+    if m is None:
+        return url
+    return url[:m.start()] + f"/{m.group(1)}id_/" + url[m.end():]
