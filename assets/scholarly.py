@@ -3,9 +3,11 @@ scholarly_records, metadata_checks, claim_independence.
 
 scholarly_records is the registry cache, written per judged partition (the records that
 partition's citations used) and read back as the union of every partition on disk
-(``citeaudit.scholarly.cache``): a DOI already answered is not fetched again until it is older
-than the codebook's ``refresh_days``, so a nightly run makes one request per new DOI, and a
-second run, or another codebook, makes none. DOIs go to each registry in lists (one request
+(``citeaudit.scholarly.cache``): a DOI already answered is not fetched again until its answer
+is older than the codebook's ``refresh_days`` at the end of the observed day (not the wall
+clock: a rerun reads what its first run read), so a nightly run makes one request per new DOI,
+and a second run, or another codebook, makes none; ``citeaudit run --refresh-registries`` asks
+again for everything. DOIs go to each registry in lists (one request
 per up to 50 / 100 DOIs), so ``requests_made`` is smaller than ``lookups_fetched``.
 """
 
@@ -54,7 +56,11 @@ def check_metadata(
     cached = cache.read_cache(paths.derived)
     settings = (crossref.registry_settings(), openalex.registry_settings())
     with endpoints.open_clients(paths.raw, *settings) as opened:
-        store = cache.RecordStore(cached, opened.clients, book.scholarly.refresh_days)
+        store = cache.RecordStore(
+            cached, opened.clients, book.scholarly.refresh_days,
+            as_of=cache.end_of_day(part["observation_date"]),
+            refreshed_at=cache.refreshed_at(paths.derived),
+        )
         checks = check.check_citations(
             citations, store, compare.Thresholds.from_codebook(book.scholarly)
         )
