@@ -16,7 +16,7 @@ from collections import Counter
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets._metadata import write_table
+from assets._metadata import remember_key, reuse_key, reuse_other_codebook, write_table
 from citeaudit import codebook, parquet_io
 from citeaudit.scholarly import cache, check, compare, endpoints
 from pipelines.partitions import date_codebook, judged_partition
@@ -103,18 +103,23 @@ def claim_independence(
     """Count independent sources per claim; digests come from citation_captures when present."""
     part = judged_partition(context.partition_key)
     daily = {"observation_date": part["observation_date"]}
+    key = reuse_key(paths.derived, "claim_independence",
+                    {"claims": daily, "citations": daily, "citation_captures": part})
+    reused = reuse_other_codebook(paths.derived, "claim_independence", part, key)
+    if reused is not None:
+        return dg.MaterializeResult(metadata=reused)
     claims = parquet_io.read_partition(paths.derived, "claims", daily)
     citations = parquet_io.read_partition(paths.derived, "citations", daily)
     captures = parquet_io.read_optional(paths.derived, "citation_captures", part)
     table = check.claim_independence(claims, citations, captures)
     shared = pc.sum(table.column("has_shared_source")).as_py() or 0
-    return dg.MaterializeResult(
-        metadata=write_table(
-            table,
-            paths.derived,
-            "claim_independence",
-            part,
-            claims_with_shared_source=shared,
-            payload_digests="citation_captures" if captures is not None else "absent: origin only",
-        )
+    meta = write_table(
+        table,
+        paths.derived,
+        "claim_independence",
+        part,
+        claims_with_shared_source=shared,
+        payload_digests="citation_captures" if captures is not None else "absent: origin only",
     )
+    remember_key(paths.derived, "claim_independence", part, key)
+    return dg.MaterializeResult(metadata=meta)
