@@ -2,10 +2,10 @@
 
 Layout: ``scholarly_records/observation_date=D/codebook=V/data.parquet``: each judged partition
 writes the records its citations used (fetched in this run or reused). The cache is the union
-of every partition on disk: per (registry, kind, lookup_key) the newest *answered* record
-(found / not_found) wins over an error, so a run with the registries unreachable still checks
-from what an earlier run fetched. ``kind`` is 'work' (lookup_key = the DOI) or 'search'
-(lookup_key = the query text).
+of every partition on disk: per (registry, kind, lookup_key) every distinct *answered* record
+(found / not_found), or the newest error of a key never answered, so a run with the registries
+unreachable still checks from what an earlier run fetched. ``kind`` is 'work' (lookup_key = the
+DOI) or 'search' (lookup_key = the query text).
 
 The cache is the project's memory across nights, dates and codebooks. Which record a partition
 reads is decided from the records on disk and the partition's own date, never from the wall
