@@ -75,6 +75,7 @@ def check_metadata(
         "lookups_fetched": store.counts["lookups_fetched"],
         "batch_unanswered": store.counts["batch_unanswered"],
         "records_from_cache": store.counts["from_cache"],
+        "oldest_answer_days": pc.max(checks.column("answer_age_days")).as_py(),
         "stale_used_after_error": store.counts["stale_used_after_error"],
         "registries": ", ".join(f"{k}={v}" for k, v in sorted(modes.items())),
         **wire,
