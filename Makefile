@@ -65,6 +65,7 @@ bench: $(STAMP)
 	test -f benchmarks/.cache/day-20000-s7/raw/ground_truth.json || $(VENV)/bin/citeaudit \
 	  demo-corpus --out benchmarks/.cache/day-20000-s7/raw --answers 20000 --days 1 --seed 7 --force
 	$(PY) benchmarks/bench_scholarly.py --raw benchmarks/.cache/day-20000-s7/raw
+	$(PY) benchmarks/bench_nights.py
 	$(PY) benchmarks/bench_source_risk.py
 	$(PY) benchmarks/bench_nightly.py
 	$(PY) benchmarks/bench_evidence.py

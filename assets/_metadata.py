@@ -6,11 +6,22 @@ file path, the file's SHA-256 (so ``citeaudit status`` can tell a rerun that wro
 bytes from a change), a small preview, and the asset's own figures. :func:`file_metadata`
 describes a partition file a stage wrote itself (streamed); :func:`count_by` and
 :func:`counts_text` give the per-value row counts several assets report.
+
+Work not done twice per codebook: a judged step whose inputs (the partition files it reads,
+by content) and the codebook settings it reads are those another codebook's partition of the
+same date was computed from, under the same code, copies that partition's file instead of
+computing it again (:func:`reuse_key`, :func:`reuse_other_codebook`, :func:`remember_key`). The
+key is written beside the data file (``reuse_key.txt``, a SHA-256) only after the data, and
+removed before a recompute begins, so a key always names the data it sits beside; a backfill
+that changes a setting the step reads computes anew.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -19,7 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from citeaudit import parquet_io, storage
+import citeaudit
+from citeaudit import parquet_io, project_file, storage
 
 PREVIEW_ROWS = 5
 PREVIEW_CELL = 60
@@ -126,3 +138,88 @@ def count_by(table: pa.Table | storage.Root, column: str) -> dict[str, int]:
 def counts_text(counts: Mapping[str, int]) -> str:
     """``count_by``'s result as one line, ``value: rows, ...`` (``{}`` when empty)."""
     return ", ".join(f"{value}: {rows}" for value, rows in counts.items()) or "{}"
+
+
+# --------------------------------------------------------------------- reuse across codebooks
+REUSE_FILE = "reuse_key.txt"
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """SHA-256 over the pipeline's code (the citeaudit package, the assets, the SQL files):
+    output computed by other code is never reused."""
+    roots = [Path(citeaudit.__file__).parent, Path(__file__).parent,
+             project_file("citeaudit.sql", "sql", "x").parent]
+    digest = hashlib.sha256()
+    for root in roots:
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".sql") and path.is_file():
+                digest.update(f"{root.name}/{path.relative_to(root)}\0".encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _plain(value: object) -> object:
+    """JSON for the settings a key holds: dataclasses as their fields, anything else as text."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)
+
+
+def reuse_key(derived: storage.Root, asset: str, inputs: Mapping[str, dict[str, str]],
+              settings: object = None, files: Iterable[object] = ()) -> str:
+    """The SHA-256 naming what a partition of ``asset`` is computed from: the content of each
+    input partition file (``inputs``: asset → partition; a missing one counts as absent) and
+    of other ``files`` it reads (by their path under ``derived``), the codebook ``settings``
+    the step reads (JSON; dataclasses by field) and the code."""
+    digests = {}
+    for name, where in sorted(inputs.items()):
+        path = parquet_io.partition_dir(derived, name, where) / parquet_io.DATA_FILE
+        digests[name] = _sha256(path) if path.exists() else "absent"
+    base = storage.uri(derived).rstrip("/") + "/"
+    others = {storage.uri(f).removeprefix(base): _sha256(f) for f in files}
+    text = json.dumps({"asset": asset, "code": code_fingerprint(), "inputs": digests,
+                       "files": others, "settings": settings}, sort_keys=True, default=_plain)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _read_key(folder: storage.Root) -> str | None:
+    path = folder / REUSE_FILE
+    try:
+        with storage.open_binary(path) as fh:
+            return fh.read().decode("ascii", errors="replace").strip()
+    except FileNotFoundError:
+        return None
+
+
+def reuse_other_codebook(derived: storage.Root, asset: str, partition: dict[str, str],
+                         key: str, **extra: object) -> Metadata | None:
+    """If another codebook's partition of this date was computed under ``key``, copy its data
+    file into ``partition`` (atomically, the same bytes), write the key and return the
+    metadata (``reused_from`` names the codebook; ``extra`` as :func:`write_table`); else
+    None, this partition's key removed, and the caller computes and calls
+    :func:`remember_key`."""
+    here = parquet_io.partition_dir(derived, asset, partition)
+    key_file = here / REUSE_FILE
+    if key_file.exists():
+        key_file.unlink()  # from here until remember_key, no key names this partition's data
+    if not here.parent.exists():
+        return None
+    for other in sorted(here.parent.glob("codebook=*")):
+        if other.name == here.name or _read_key(other) != key:
+            continue
+        with storage.open_binary(other / parquet_io.DATA_FILE) as fh:
+            data = fh.read()
+        if _read_key(other) != key:  # rewritten while it was read
+            continue
+        target = here / parquet_io.DATA_FILE
+        storage.write_bytes_atomic(target, data)
+        storage.write_bytes_atomic(key_file, (key + "\n").encode())
+        return file_metadata(target, reused_from=other.name.split("=", 1)[1], **extra)
+    return None
+
+
+def remember_key(derived: storage.Root, asset: str, partition: dict[str, str], key: str) -> None:
+    """After a partition's data is written: record the key it was computed under."""
+    here = parquet_io.partition_dir(derived, asset, partition)
+    storage.write_bytes_atomic(here / REUSE_FILE, (key + "\n").encode())

@@ -4,7 +4,7 @@ passage_checks — every citation tied to the page as it was, L1 existence and L
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets._metadata import count_by, write_table
+from assets._metadata import count_by, remember_key, reuse_key, reuse_other_codebook, write_table
 from citeaudit import codebook, config, parquet_io
 from citeaudit.alignment import align, passages, payload_text, soft404
 from pipelines.partitions import date_codebook, judged_partition
@@ -27,15 +27,23 @@ def citation_captures(context: dg.AssetExecutionContext, paths: PathsResource
     part = judged_partition(context.partition_key)
     day = {"observation_date": part["observation_date"]}
     book = codebook.load_version(paths.raw, part["codebook"])
+    replay = config.load(paths.raw).replay.link_prefix()
+    # the captures of every crawl date (the windows reach back, L1 `changed` reads the newest)
+    key = reuse_key(paths.derived, "citation_captures", {"citations": day, "answers": day},
+                    {"window": book.alignment_window, "tracking": book.tracking_params,
+                     "replay": replay}, files=align.capture_files(paths.derived))
+    reused = reuse_other_codebook(paths.derived, "citation_captures", part, key)
+    if reused is not None:
+        return dg.MaterializeResult(metadata=reused)
     citations = parquet_io.read_partition(paths.derived, "citations", day)
     answers = parquet_io.read_partition(paths.derived, "answers", day)
-    table = align.align(citations, answers, paths.derived, book,
-                        replay_prefix=config.load(paths.raw).replay.link_prefix())
+    table = align.align(citations, answers, paths.derived, book, replay_prefix=replay)
     issues = count_by(table.filter(pc.is_valid(table.column("resolution_issue"))),
                       "resolution_issue")
-    return dg.MaterializeResult(metadata=write_table(
-        table, paths.derived, "citation_captures", part,
-        **{f"issue_{k}": v for k, v in issues.items()}))
+    meta = write_table(table, paths.derived, "citation_captures", part,
+                       **{f"issue_{k}": v for k, v in issues.items()})
+    remember_key(paths.derived, "citation_captures", part, key)
+    return dg.MaterializeResult(metadata=meta)
 
 
 @dg.asset(
@@ -53,12 +61,20 @@ def citation_existence(context: dg.AssetExecutionContext, paths: PathsResource
     the crawl's probes); unresolved is never pass or dead."""
     part = judged_partition(context.partition_key)
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
+    probes = align.probes_for(aligned, paths.raw)
+    # the probes come from the raw fetch logs: they are part of what the verdicts are made of
+    key = reuse_key(paths.derived, "citation_existence",
+                    {"citation_captures": part, "payload_texts": part}, {"probes": probes})
+    reused = reuse_other_codebook(paths.derived, "citation_existence", part, key)
+    if reused is not None:
+        return dg.MaterializeResult(metadata=reused)
     texts = parquet_io.read_partition(paths.derived, "payload_texts", part)
-    checks = soft404.page_checks(aligned, texts, align.probes_for(aligned, paths.raw))
+    checks = soft404.page_checks(aligned, texts, probes)
     table = align.existence(aligned, checks)
-    return dg.MaterializeResult(metadata=write_table(
-        table, paths.derived, "citation_existence", part,
-        **{f"verdict_{k}": v for k, v in count_by(table, "verdict").items()}))
+    meta = write_table(table, paths.derived, "citation_existence", part,
+                       **{f"verdict_{k}": v for k, v in count_by(table, "verdict").items()})
+    remember_key(paths.derived, "citation_existence", part, key)
+    return dg.MaterializeResult(metadata=meta)
 
 
 @dg.asset(
@@ -73,12 +89,19 @@ def payload_texts(context: dg.AssetExecutionContext, paths: PathsResource
                   ) -> dg.MaterializeResult:
     """Read each distinct final payload once from its WARC and extract its text."""
     part = judged_partition(context.partition_key)
+    # the payloads are read at the offsets, and checked against the digests, the aligned
+    # captures name: the same citation_captures file reads the same payloads
+    key = reuse_key(paths.derived, "payload_texts", {"citation_captures": part})
+    reused = reuse_other_codebook(paths.derived, "payload_texts", part, key)
+    if reused is not None:
+        return dg.MaterializeResult(metadata=reused)
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
     table = payload_text.extract_payloads(aligned, paths.raw)
     errors = table.num_rows - pc.sum(pc.is_null(table.column("error"))).as_py() \
         if table.num_rows else 0
-    return dg.MaterializeResult(metadata=write_table(
-        table, paths.derived, "payload_texts", part, with_error=errors))
+    meta = write_table(table, paths.derived, "payload_texts", part, with_error=errors)
+    remember_key(paths.derived, "payload_texts", part, key)
+    return dg.MaterializeResult(metadata=meta)
 
 
 @dg.asset(
@@ -94,11 +117,18 @@ def passage_checks(context: dg.AssetExecutionContext, paths: PathsResource
     """Look for each cited quote in the aligned capture's text (SQL)."""
     part = judged_partition(context.partition_key)
     day = {"observation_date": part["observation_date"]}
+    key = reuse_key(paths.derived, "passage_checks",
+                    {"citations": day, "citation_captures": part, "payload_texts": part,
+                     "citation_existence": part})
+    reused = reuse_other_codebook(paths.derived, "passage_checks", part, key)
+    if reused is not None:
+        return dg.MaterializeResult(metadata=reused)
     citations = parquet_io.read_partition(paths.derived, "citations", day)
     aligned = parquet_io.read_partition(paths.derived, "citation_captures", part)
     texts = parquet_io.read_partition(paths.derived, "payload_texts", part)
     existence = parquet_io.read_partition(paths.derived, "citation_existence", part)
     table = passages.check(citations, aligned, texts, existence=existence)
-    return dg.MaterializeResult(metadata=write_table(
-        table, paths.derived, "passage_checks", part,
-        **{f"verdict_{k}": v for k, v in count_by(table, "verdict").items()}))
+    meta = write_table(table, paths.derived, "passage_checks", part,
+                       **{f"verdict_{k}": v for k, v in count_by(table, "verdict").items()})
+    remember_key(paths.derived, "passage_checks", part, key)
+    return dg.MaterializeResult(metadata=meta)

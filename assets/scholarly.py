@@ -3,9 +3,11 @@ scholarly_records, metadata_checks, claim_independence.
 
 scholarly_records is the registry cache, written per judged partition (the records that
 partition's citations used) and read back as the union of every partition on disk
-(``citeaudit.scholarly.cache``): a DOI already answered is not fetched again until it is older
-than the codebook's ``refresh_days``, so a nightly run makes one request per new DOI, and a
-second run, or another codebook, makes none. DOIs go to each registry in lists (one request
+(``citeaudit.scholarly.cache``): a DOI already answered is not fetched again until its answer
+is older than the codebook's ``refresh_days`` at the end of the observed day (not the wall
+clock: a rerun reads what its first run read), so a nightly run makes one request per new DOI,
+and a second run, or another codebook, makes none; ``citeaudit run --refresh-registries`` asks
+again for everything. DOIs go to each registry in lists (one request
 per up to 50 / 100 DOIs), so ``requests_made`` is smaller than ``lookups_fetched``.
 """
 
@@ -14,7 +16,7 @@ from collections import Counter
 import dagster as dg
 import pyarrow.compute as pc
 
-from assets._metadata import write_table
+from assets._metadata import remember_key, reuse_key, reuse_other_codebook, write_table
 from citeaudit import codebook, parquet_io
 from citeaudit.scholarly import cache, check, compare, endpoints
 from pipelines.partitions import date_codebook, judged_partition
@@ -54,7 +56,11 @@ def check_metadata(
     cached = cache.read_cache(paths.derived)
     settings = (crossref.registry_settings(), openalex.registry_settings())
     with endpoints.open_clients(paths.raw, *settings) as opened:
-        store = cache.RecordStore(cached, opened.clients, book.scholarly.refresh_days)
+        store = cache.RecordStore(
+            cached, opened.clients, book.scholarly.refresh_days,
+            as_of=cache.end_of_day(part["observation_date"]),
+            refreshed_at=cache.refreshed_at(paths.derived),
+        )
         checks = check.check_citations(
             citations, store, compare.Thresholds.from_codebook(book.scholarly)
         )
@@ -69,6 +75,7 @@ def check_metadata(
         "lookups_fetched": store.counts["lookups_fetched"],
         "batch_unanswered": store.counts["batch_unanswered"],
         "records_from_cache": store.counts["from_cache"],
+        "oldest_answer_days": pc.max(checks.column("answer_age_days")).as_py(),
         "stale_used_after_error": store.counts["stale_used_after_error"],
         "registries": ", ".join(f"{k}={v}" for k, v in sorted(modes.items())),
         **wire,
@@ -97,18 +104,23 @@ def claim_independence(
     """Count independent sources per claim; digests come from citation_captures when present."""
     part = judged_partition(context.partition_key)
     daily = {"observation_date": part["observation_date"]}
+    key = reuse_key(paths.derived, "claim_independence",
+                    {"claims": daily, "citations": daily, "citation_captures": part})
+    reused = reuse_other_codebook(paths.derived, "claim_independence", part, key)
+    if reused is not None:
+        return dg.MaterializeResult(metadata=reused)
     claims = parquet_io.read_partition(paths.derived, "claims", daily)
     citations = parquet_io.read_partition(paths.derived, "citations", daily)
     captures = parquet_io.read_optional(paths.derived, "citation_captures", part)
     table = check.claim_independence(claims, citations, captures)
     shared = pc.sum(table.column("has_shared_source")).as_py() or 0
-    return dg.MaterializeResult(
-        metadata=write_table(
-            table,
-            paths.derived,
-            "claim_independence",
-            part,
-            claims_with_shared_source=shared,
-            payload_digests="citation_captures" if captures is not None else "absent: origin only",
-        )
+    meta = write_table(
+        table,
+        paths.derived,
+        "claim_independence",
+        part,
+        claims_with_shared_source=shared,
+        payload_digests="citation_captures" if captures is not None else "absent: origin only",
     )
+    remember_key(paths.derived, "claim_independence", part, key)
+    return dg.MaterializeResult(metadata=meta)

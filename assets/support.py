@@ -7,7 +7,15 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets._metadata import count_by, counts_text, write_batches, write_table
+from assets._metadata import (
+    count_by,
+    counts_text,
+    remember_key,
+    reuse_key,
+    reuse_other_codebook,
+    write_batches,
+    write_table,
+)
 from citeaudit import codebook, config, parquet_io
 from citeaudit.archive.lookup import add_replay_column
 from citeaudit.layout import codebook_versions
@@ -138,6 +146,19 @@ def support_evidence(context: dg.AssetExecutionContext,
     part = judged_partition(context.partition_key)
     day = {"observation_date": part["observation_date"]}
     book = codebook.load_version(paths.raw, part["codebook"])
+    # the codebook settings the evidence locator reads: another codebook with the same ones
+    # (and the same inputs) has already written this partition's bytes
+    key = reuse_key(paths.derived, "support_evidence",
+                    {"claims": day, "citations": day, "answers": day, "citation_captures": part,
+                     "payload_texts": part, "citation_existence": part},
+                    {"evidence": book.evidence, "atomization": book.atomization})
+    reused = reuse_other_codebook(paths.derived, "support_evidence", part, key, signals=None,
+                                  grader=f"{evidence.GRADER} {evidence.GRADER_VERSION}")
+    if reused is not None:
+        written = parquet_io.partition_dir(paths.derived, "support_evidence", part)
+        reused["signals"] = dg.MetadataValue.text(
+            counts_text(count_by(written / parquet_io.DATA_FILE, "verdict")))
+        return dg.MaterializeResult(metadata=reused)
     inputs = [parquet_io.read_partition(paths.derived, name, where).select(columns)
               for name, where, columns in (
                   ("claims", day, ["claim_id", "text"]),
@@ -159,6 +180,7 @@ def support_evidence(context: dg.AssetExecutionContext,
     written = parquet_io.partition_dir(paths.derived, "support_evidence", part)
     signals = count_by(written / parquet_io.DATA_FILE, "verdict")
     meta["signals"] = dg.MetadataValue.text(counts_text(signals))
+    remember_key(paths.derived, "support_evidence", part, key)
     return dg.MaterializeResult(metadata=meta)
 
 

@@ -259,6 +259,16 @@ def _date_partitions_from(raw: Path, executor: str = "in_process") -> None:
         os.environ.setdefault("CITEAUDIT_RAW", storage.uri(raw))
 
 
+def _mark_registry_refresh(derived: Path) -> None:
+    """``--refresh-registries``: every registry answer fetched before now is asked again (kept
+    in DERIVED, so later reruns read the new answers; see citeaudit.scholarly.cache)."""
+    from datetime import UTC, datetime
+
+    from citeaudit.scholarly import cache
+
+    cache.mark_refresh(derived, datetime.now(UTC))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``citeaudit run``: the daily audit per date, the judged audit per date × codebook."""
     from citeaudit import layout
@@ -307,6 +317,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if lock is None:
         return 3
     try:
+        if getattr(args, "refresh_registries", False):
+            _mark_registry_refresh(derived)
         steps = runner.plan(raw, dates, versions)
         with _progress("run", args.quiet) as progress:
             task = progress.add_task(safe(dates[0]), total=len(steps))
@@ -756,6 +768,15 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
         action="append",
         metavar="VERSION",
         help="only this codebook version (repeatable; default: every codebooks/*.yaml)",
+    )
+    run.add_argument(
+        "--refresh-registries",
+        action="store_true",
+        help="ask Crossref and OpenAlex again for every DOI and search, however recent the "
+             "cached answer (by default an answer is reused for the codebook's "
+             "scholarly.refresh_days, counted to the end of the observed day); answers fetched "
+             "before this run are not reused by later runs either, except when a registry "
+             "cannot answer",
     )
     _executor_arg(run)
     run.add_argument("--verbose", action="store_true", help="show Dagster's event log")

@@ -2,13 +2,28 @@
 
 Layout: ``scholarly_records/observation_date=D/codebook=V/data.parquet``: each judged partition
 writes the records its citations used (fetched in this run or reused). The cache is the union
-of every partition on disk: per (registry, kind, lookup_key) the newest *answered* record
-(found / not_found) wins over an error, so a run with the registries unreachable still checks
-from what an earlier run fetched. ``kind`` is 'work' (lookup_key = the DOI) or 'search'
-(lookup_key = the query text).
+of every partition on disk: per (registry, kind, lookup_key) every distinct *answered* record
+(found / not_found), or the newest error of a key never answered, so a run with the registries
+unreachable still checks from what an earlier run fetched. ``kind`` is 'work' (lookup_key = the
+DOI) or 'search' (lookup_key = the query text).
 
-A record is fetched again only when it is older than the codebook's ``refresh_days``, or when
-the cached answer was an error; if that refresh fails, the older answer is kept and used.
+The cache is the project's memory across nights, dates and codebooks. Which record a partition
+reads is decided from the records on disk and the partition's own date, never from the wall
+clock, so a rerun or a backfill reads the record its first run read and writes the same bytes:
+
+- a record's age is counted from its ``fetched_at`` to the end of the observed day (``as_of``:
+  the day after the observation date, 00:00 UTC); a record fetched after that moment (every
+  record of a nightly run, or of a backfill) has no age;
+- an answered record is *fresh* for a partition when its age is at most ``refresh_days`` and it
+  was fetched after the last forced refresh (:func:`mark_refresh`, ``citeaudit run
+  --refresh-registries``); of the fresh records of a key the **oldest** is read: the answer
+  already in use stays in use until it is too old, so records a later night fetched do not
+  change what an earlier date read;
+- no fresh record: the registry is asked; if it cannot answer, the newest answered record is
+  kept and used (an older answer is still an answer), else the error is the record.
+
+Records are fetched (and stamped with ``fetched_at``, the wall clock when the answer arrived)
+only when nothing fresh is on hand, so a night that cites yesterday's DOIs asks nothing for them.
 
 DOI lookups that need fetching go to a registry in lists (:meth:`RecordStore.prefetch`, up to
 the client's ``batch_limit`` DOIs per request, under the same rate limit and retries); a DOI
@@ -18,6 +33,7 @@ the list answer leaves out gets its own ``/works/{doi}`` request, the only answe
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
@@ -71,20 +87,57 @@ class Cached:
     fetched_at: datetime
 
 
-def read_cache(derived: Path) -> dict[tuple[str, str, str], Cached]:
-    """Every record on disk, reduced to the one to use per key (see module doc)."""
+Key = tuple[str, str, str]
+REFRESH_FILE = ".citeaudit/registry_refresh.json"
+
+
+def read_cache(derived: Path) -> dict[Key, tuple[Cached, ...]]:
+    """Every distinct record on disk per key, oldest first: each answered record once, or (a
+    key never answered) its newest error. The store chooses among them (see module doc)."""
     glob = parquet_io.dataset_glob(derived, ASSET, 2)
     if not list((storage.path(derived) / ASSET).glob("*/*/" + parquet_io.DATA_FILE)):
         return {}
     con = duck.connect()
     rows = duck.query(con, "scholarly/select_cached_records", {"glob": glob}).to_pylist()
-    return {
-        (r["registry"], r["kind"], r["lookup_key"]): Cached(
+    out: dict[Key, list[Cached]] = {}
+    for r in rows:
+        out.setdefault((r["registry"], r["kind"], r["lookup_key"]), []).append(Cached(
             Fetch(r["registry"], r["kind"], r["lookup_key"], r["http_status"], r["outcome"],
                   r["raw_json"], r["detail"] or ""),
-            r["fetched_at"])
-        for r in rows
-    }
+            r["fetched_at"]))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def mark_refresh(derived: Path, at: datetime) -> None:
+    """Make every registry record fetched before ``at`` stale for every later run (the answers
+    are asked again; one is still used when its registry cannot answer). Kept in DERIVED, so a
+    later rerun reads the refreshed answers, not the older ones, whichever executor runs it."""
+    path = storage.path(derived) / REFRESH_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"refreshed_at": at.astimezone(UTC).isoformat()}) + "\n")
+
+
+def refreshed_at(derived: Path) -> datetime | None:
+    """The last forced refresh (:func:`mark_refresh`), None when there was none."""
+    path = storage.path(derived) / REFRESH_FILE
+    if not path.exists():
+        return None
+    try:
+        return datetime.fromisoformat(json.loads(path.read_text())["refreshed_at"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: field refreshed_at is not an ISO time ({exc}); delete the "
+                         "file, or run `citeaudit run --refresh-registries` to write it anew"
+                         ) from exc
+
+
+def end_of_day(observation_date: str) -> datetime:
+    """The end of an observed day (the next day, 00:00 UTC): the moment ages are counted to."""
+    return datetime.fromisoformat(observation_date).replace(tzinfo=UTC) + timedelta(days=1)
+
+
+def age_days(fetched_at: datetime, as_of: datetime) -> int:
+    """Whole days from a record's fetch to ``as_of``; 0 for a record fetched after it."""
+    return max(0, (as_of - fetched_at) // timedelta(days=1))
 
 
 @dataclass
@@ -98,20 +151,36 @@ class RecordStore:
     request), ``from_cache``, ``offline``, ``stale_used_after_error``, ``batch_unanswered``.
     Safe to use from several threads (per registry: DOI lookups and searches side by side);
     ``arrivals`` names each key the moment its record is settled, once.
+
+    ``cache`` maps a key to its records on disk (:func:`read_cache`; a single record is taken
+    as one). ``now`` is the clock that stamps fetched records (the wall clock in a run);
+    ``as_of`` the moment freshness and ages are counted to (the end of the observed day in a
+    run; ``now`` when not given); ``refreshed_at`` the last forced refresh (records fetched
+    before it are never fresh).
     """
 
-    cache: dict[tuple[str, str, str], Cached]
+    cache: dict[Key, Cached | tuple[Cached, ...]]
     clients: dict[str, Client]
     refresh_days: int
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
     batched: bool = True
-    used: dict[tuple[str, str, str], Cached] = field(default_factory=dict)
+    used: dict[Key, Cached] = field(default_factory=dict)
     counts: Counter = field(default_factory=Counter)
+    as_of: datetime | None = None
+    refreshed_at: datetime | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._started = time.monotonic()
-        self.arrivals: queue.SimpleQueue[tuple[str, str, str]] = queue.SimpleQueue()
+        self.arrivals: queue.SimpleQueue[Key] = queue.SimpleQueue()
+        if self.as_of is None:
+            self.as_of = self.now
+        self.cache = {k: (v,) if isinstance(v, Cached) else tuple(v)
+                      for k, v in self.cache.items()}
+
+    def age(self, record: Cached) -> int:
+        """The record's age in whole days at ``as_of`` (0: fetched after it)."""
+        return age_days(record.fetched_at, self.as_of)
 
     def _use(self, ident: tuple[str, str, str], chosen: Cached) -> None:
         """Keep the record a key will be read from, and announce it on :attr:`arrivals` (so a
@@ -124,14 +193,25 @@ class RecordStore:
         (the wall clock in a run; a test's chosen ``now`` stays its reference)."""
         return self.now + timedelta(seconds=time.monotonic() - self._started)
 
-    def _fresh(self, cached: Cached | None) -> bool:
-        return (cached is not None and cached.fetch.outcome in ANSWERED
-                and self.now - cached.fetched_at <= timedelta(days=self.refresh_days))
+    def _is_fresh(self, c: Cached) -> bool:
+        return (c.fetch.outcome in ANSWERED
+                and self.as_of - c.fetched_at <= timedelta(days=self.refresh_days)
+                and (self.refreshed_at is None or c.fetched_at >= self.refreshed_at))
 
-    def _settle(self, ident: tuple[str, str, str], fetch: Fetch, at: datetime) -> Fetch:
+    def _fresh(self, ident: Key) -> Cached | None:
+        """The oldest fresh record of a key (the answer in use stays in use), or None."""
+        return next((c for c in self.cache.get(ident, ()) if self._is_fresh(c)), None)
+
+    def _fallback(self, ident: Key) -> Cached | None:
+        """Without a fresh record: the newest answered one, else the newest record at all."""
+        records = self.cache.get(ident, ())
+        answered = [c for c in records if c.fetch.outcome in ANSWERED]
+        return (answered or list(records) or [None])[-1]
+
+    def _settle(self, ident: Key, fetch: Fetch, at: datetime) -> Fetch:
         """Record a fetched answer; a failed refresh keeps the older answered record."""
         chosen = Cached(fetch, at)
-        cached = self.cache.get(ident)
+        cached = self._fallback(ident)
         with self._lock:
             self.counts["lookups_fetched"] += 1
             if fetch.outcome not in ANSWERED and cached is not None and \
@@ -151,16 +231,17 @@ class RecordStore:
         ident = (registry, kind, key)
         if ident in self.used:
             return self.used[ident].fetch
-        cached = self.cache.get(ident)
-        if self._fresh(cached):
+        cached = self._fresh(ident)
+        if cached is not None:
             with self._lock:
                 self.counts["from_cache"] += 1
                 self._use(ident, cached)
             return cached.fetch
         if registry not in self.clients:
-            chosen = cached or Cached(
+            # no clock in an offline record: stamped ``as_of``, so an offline rerun is the same
+            chosen = self._fallback(ident) or Cached(
                 Fetch(registry, kind, key, None, "error", None, "offline_no_cached_record"),
-                self.now)
+                self.as_of)
             with self._lock:
                 self.counts["offline"] += 1
                 self._use(ident, chosen)
@@ -174,7 +255,7 @@ class RecordStore:
     def _due(self, registry: str, kind: str, keys: Iterable[str]) -> list[str]:
         """The keys :meth:`get` would fetch: not used yet and not fresh in the cache."""
         return [k for k in dict.fromkeys(keys) if (registry, kind, k) not in self.used
-                and not self._fresh(self.cache.get((registry, kind, k)))]
+                and self._fresh((registry, kind, k)) is None]
 
     def prefetch(self, registry: str, dois: Iterable[str], searches: Iterable[str] = ()) -> None:
         """Fetch every DOI lookup of ``registry`` that :meth:`get` would send, in lists, and the

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from citeaudit import duck
 from citeaudit.scholarly import compare
-from citeaudit.scholarly.cache import RecordStore
+from citeaudit.scholarly.cache import ANSWERED, RecordStore
 from citeaudit.scholarly.clients import parse_lookup
 from citeaudit.scholarly.doi import find_in_text, find_in_url, normalize
 from citeaudit.scholarly.records import surname
@@ -36,6 +36,7 @@ CHECK_SCHEMA = pa.schema([
     ("registries_agree", pa.bool_()), ("title_similarity", pa.float64()),
     ("author_similarity", pa.float64()), ("year_delta", pa.int32()),
     ("venue_similarity", pa.float64()), ("explanation", pa.string()),
+    ("answer_age_days", pa.int32()),
 ])
 VERDICTS = ("consistent", "mismatch", "not_found", "unmatched", "unresolved")
 VERDICT_COLUMNS = frozenset(CHECK_SCHEMA.names) - {"answer_id", "claim_id", "citation_id", "doi",
@@ -161,7 +162,13 @@ def check_citations(citations: pa.Table, store: RecordStore,
         r = v.row()
         r.pop("concern")
         return {**key, **r, "retraction_status": _retraction_status(v),
-                "expression_of_concern": v.concern}
+                "expression_of_concern": v.concern, "answer_age_days": age(key, cited)}
+
+    def age(key: dict, cited: compare.Cited) -> int | None:
+        """The age of the oldest registry answer the verdict read (None: no answer read)."""
+        ages = [store.age(c) for c in (store.used.get(i) for i in needs(key, cited))
+                if c is not None and c.fetch.outcome in ANSWERED]
+        return max(ages) if ages else None
 
     # the lookups run in their threads; meanwhile each key is decided here as soon as the last
     # record it reads has arrived, so the comparisons overlap the rate-limited waits instead

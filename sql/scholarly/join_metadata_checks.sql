@@ -25,7 +25,8 @@ SELECT
     v.author_similarity,
     v.year_delta,
     v.venue_similarity,
-    v.explanation
+    v.explanation,
+    v.answer_age_days
 FROM resolved AS r
 JOIN verdicts AS v
     ON v.doi IS NOT DISTINCT FROM r.doi

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pyarrow as pa
 import pytest
 
 from citeaudit import parquet_io
-from citeaudit.scholarly import cache, clients
+from citeaudit.scholarly import cache, check, clients, compare
 from citeaudit.scholarly.mirror import RegistryMirror
 from citeaudit.scholarly.transport import RegistrySession
 
@@ -101,3 +102,107 @@ def test_an_error_is_never_cached_as_an_answer(mirror, tmp_path):
     mirror.faults = {}
     again = _run(mirror, tmp_path, t0 + timedelta(hours=1))
     assert again.counts["requests"] == 2 and again.counts["from_cache"] == 2
+
+
+# ------------------------------------------------------------------ the project's memory
+DOIS = ["10.7554/elife.01567", "10.1038/srep16696", "10.1017/9781108348843",
+        "10.1145/3448016.3452841", "10.1371/notarealdoi"]
+
+
+def _citations(dois: list[str]) -> pa.Table:
+    """A date's citations table, one DOI citation per answer (the columns the L3 step reads)."""
+    n = len(dois)
+    return pa.table({
+        "answer_id": [f"a{i}" for i in range(n)], "claim_id": [f"a{i}-c0" for i in range(n)],
+        "citation_id": [f"a{i}-c0-0" for i in range(n)], "claim_index": [0] * n,
+        "citation_index": [0] * n, "url": [f"https://doi.org/{d}" for d in dois],
+        "doi": dois, "title": pa.nulls(n, pa.string()),
+        "authors": pa.nulls(n, pa.list_(pa.string())), "year": pa.nulls(n, pa.int32()),
+        "venue": pa.nulls(n, pa.string()), "source_type": ["scholarly"] * n,
+    })
+
+
+def _night(m, derived, date: str, dois: list[str], clock: datetime, refreshed=None):
+    """One night's L3 step for ``date`` as the asset runs it: the cache read from disk, ages
+    counted to the end of the observed day, the records written back as the date's partition."""
+    store = cache.RecordStore(cache.read_cache(derived), _clients(m), refresh_days=30,
+                              now=clock, as_of=cache.end_of_day(date),
+                              refreshed_at=refreshed)
+    checks = check.check_citations(_citations(dois), store, compare.Thresholds())
+    parquet_io.write_partition(store.table(), derived, cache.ASSET,
+                               {"observation_date": date, "codebook": "v1"})
+    return store, checks
+
+
+def _partition_bytes(derived, date: str) -> bytes:
+    return (derived / cache.ASSET / f"observation_date={date}" / "codebook=v1" /
+            parquet_io.DATA_FILE).read_bytes()
+
+
+def test_the_second_night_asks_nothing_for_dois_answered_yesterday(mirror, tmp_path):
+    night1 = datetime(2026, 11, 2, 2, tzinfo=UTC)
+    first, checks1 = _night(mirror, tmp_path, "2026-11-01", DOIS[:4], night1)
+    assert first.counts["requests"] > 0 and first.counts["from_cache"] == 0
+    # fetched during the night after the observed day: no age
+    assert checks1.column("answer_age_days").to_pylist() == [0, 0, 0, 0]
+    hits = dict(mirror.hits)
+    # the next night cites three of yesterday's four DOIs and a new one
+    second, checks2 = _night(mirror, tmp_path, "2026-11-02", DOIS[1:], night1 + timedelta(1))
+    asked = {k[2] for k, c in second.used.items() if c.fetched_at > night1 + timedelta(hours=12)}
+    assert asked == {DOIS[4]}, "only the new DOI is asked"
+    assert second.counts["from_cache"] == 6 and second.counts["lookups_fetched"] == 2
+    # per registry a list of one and, as the DOI is not registered, its own check: 4 in all
+    assert sum(mirror.hits.values()) - sum(hits.values()) == second.counts["requests"] == 4
+    ages = dict(zip(checks2.column("doi").to_pylist(),
+                    checks2.column("answer_age_days").to_pylist(), strict=True))
+    assert ages == {DOIS[1]: 0, DOIS[2]: 0, DOIS[3]: 0, DOIS[4]: 0}
+    # a week later the same answers are 6 days old at the end of that day (fetched 11-02 02:00)
+    week, checks3 = _night(mirror, tmp_path, "2026-11-08", DOIS[:2], night1 + timedelta(7))
+    assert week.counts["requests"] == 0
+    assert checks3.column("answer_age_days").to_pylist() == [6, 6]
+    assert checks3.column("verdict").to_pylist() == checks1.column("verdict").to_pylist()[:2]
+
+
+def test_a_rerun_reads_what_its_first_run_read_whatever_later_nights_fetched(mirror, tmp_path):
+    """Freshness and age are counted to the end of the observed day, not to the wall clock, and
+    the oldest fresh record is read: a rerun months later writes the same bytes."""
+    night1 = datetime(2026, 11, 2, 2, tzinfo=UTC)
+    _, checks = _night(mirror, tmp_path, "2026-11-01", DOIS[:2], night1)
+    before = _partition_bytes(tmp_path, "2026-11-01")
+    # 40 days on, the answers are stale for that night: asked again, newer records on disk
+    later, _ = _night(mirror, tmp_path, "2026-12-11", DOIS[:2], night1 + timedelta(40))
+    assert later.counts["requests"] > 0 and later.counts["from_cache"] == 0
+    # the rerun of the first date, 100 days after it: nothing asked, the same records
+    rerun, again = _night(mirror, tmp_path, "2026-11-01", DOIS[:2], night1 + timedelta(100))
+    assert rerun.counts["requests"] == 0
+    assert _partition_bytes(tmp_path, "2026-11-01") == before
+    assert again.equals(checks)
+    # a backfill of an earlier date reads the oldest answer fetched after it
+    back, old = _night(mirror, tmp_path, "2026-10-20", DOIS[:2], night1 + timedelta(101))
+    assert back.counts["requests"] == 0 and old.column("answer_age_days").to_pylist() == [0, 0]
+    assert {c.fetched_at for c in back.used.values()} == {
+        c.fetched_at for c in rerun.used.values()}
+
+
+def test_refresh_registries_asks_again_and_later_reruns_keep_the_new_answers(mirror, tmp_path):
+    night1 = datetime(2026, 11, 2, 2, tzinfo=UTC)
+    first, _ = _night(mirror, tmp_path, "2026-11-01", DOIS[:2], night1)
+    cache.mark_refresh(tmp_path, night1 + timedelta(hours=5))
+    floor = cache.refreshed_at(tmp_path)
+    assert floor == night1 + timedelta(hours=5)
+    forced, _ = _night(mirror, tmp_path, "2026-11-01", DOIS[:2], night1 + timedelta(hours=6),
+                       refreshed=floor)
+    assert forced.counts["from_cache"] == 0 and forced.counts["lookups_fetched"] == 4
+    after = _partition_bytes(tmp_path, "2026-11-01")
+    rerun, _ = _night(mirror, tmp_path, "2026-11-01", DOIS[:2], night1 + timedelta(days=2),
+                      refreshed=floor)
+    assert rerun.counts["requests"] == 0 and _partition_bytes(tmp_path, "2026-11-01") == after
+    assert all(c.fetched_at > floor for c in rerun.used.values())
+
+
+def test_a_refresh_file_that_does_not_parse_names_itself_and_the_fix(tmp_path):
+    (tmp_path / ".citeaudit").mkdir()
+    (tmp_path / cache.REFRESH_FILE).write_text('{"refreshed_at": "yesterday"}')
+    with pytest.raises(ValueError, match=r"registry_refresh\.json: field refreshed_at .*"
+                                         r"--refresh-registries"):
+        cache.refreshed_at(tmp_path)
