@@ -97,8 +97,13 @@ def _print(rows: list[dict[str, Any]], fired: list[dict[str, Any]], title: str,
         else:
             what = f"{r['engine_a']}: vs {r['period_b']}"
         unit = " pp" if pct else ""
-        diff = (f"{_fmt(r['difference'], pct)}{unit} [{_fmt(r['ci_low'], pct)}, "
-                f"{_fmt(r['ci_high'], pct)}]" if r["verdict"] == "estimated" else r["reason"])
+        if r["verdict"] != "estimated":
+            diff = r["reason"]
+        elif r["ci_low"] is None:  # below the floor of evidence: the difference, untested
+            diff = f"{_fmt(r['difference'], pct)}{unit} ({r['reason']})"
+        else:
+            diff = (f"{_fmt(r['difference'], pct)}{unit} [{_fmt(r['ci_low'], pct)}, "
+                    f"{_fmt(r['ci_high'], pct)}]")
         p = r["p_adjusted"]
         style = "bold" if r["significant"] else None
         table.add_row(what, r["metric"], _estimate(r["estimate_a"], pct),

@@ -15,10 +15,14 @@ engine and query: the sums of ``w*y`` and ``w`` over the resolved units, the unr
 The two estimates are the metrics' Hájek ratios (weight 1/inclusion_prob for weighted metrics),
 their difference ``a - b`` (a: this date, the first engine, this codebook) has a 95% interval
 and a p-value from :func:`citeaudit.stats.difference.ratio_difference` (queries as clusters,
-cluster-robust variance, t with G-1 df). The p-values of one family are adjusted by Holm's
-method (``adjustment``). Unresolved units are counted beside each side, never inside. Only
-earlier dates and earlier-sorted codebooks are read, so a run in date order and its rerun
-write the same bytes.
+cluster-robust variance, t with G-1 df). Below a floor of evidence
+(:func:`citeaudit.stats.difference.below_floor`: fewer than ``MIN_CLUSTERS`` queries on a side,
+or fewer than ``MIN_EVENT_CLUSTERS`` query-sides with an event or a non-event) a row keeps its
+estimates and difference but gets no interval and no p-value (``reason`` ``too_few_clusters``
+or ``too_few_events``): it is not tested, never significant, never an alert. The p-values of
+one family are adjusted by Holm's method (``adjustment``). Unresolved units are counted
+beside each side, never inside. Only earlier dates and earlier-sorted codebooks are read, so
+a run in date order and its rerun write the same bytes.
 """
 
 from __future__ import annotations
@@ -35,7 +39,13 @@ import pyarrow as pa
 from citeaudit import parquet_io
 from citeaudit.comparisons import units
 from citeaudit.metrics.definitions import METRICS, MetricDef
-from citeaudit.stats.difference import holm, ratio_difference
+from citeaudit.stats.difference import (
+    MIN_CLUSTERS,
+    MIN_EVENT_CLUSTERS,
+    below_floor,
+    holm,
+    ratio_difference,
+)
 
 ALL = "all"
 ALPHA = 0.05
@@ -168,9 +178,12 @@ def _aligned(side: Side | None, queries: np.ndarray) -> list[np.ndarray]:
     return zeros
 
 
-def compare_pair(m: MetricDef, a: Side | None, b: Side | None,
-                 alpha: float = ALPHA) -> dict[str, Any]:
-    """The numbers of one comparison of metric ``m`` (sides as in :class:`Sides`)."""
+def compare_pair(m: MetricDef, a: Side | None, b: Side | None, alpha: float = ALPHA, *,
+                 min_clusters: int = MIN_CLUSTERS,
+                 min_event_clusters: int = MIN_EVENT_CLUSTERS) -> dict[str, Any]:
+    """The numbers of one comparison of metric ``m`` (sides as in :class:`Sides`); below the
+    floor (``min_clusters`` queries a side, ``min_event_clusters`` query-sides with an event
+    and with a non-event) the estimates and difference without interval or p-value."""
     qa = a.query if a is not None else np.array([], dtype=str)
     qb = b.query if b is not None else np.array([], dtype=str)
     queries = np.union1d(qa, qb)
@@ -195,6 +208,12 @@ def compare_pair(m: MetricDef, a: Side | None, b: Side | None,
         unpaired_queries_b=d.n_only_b, method=d.method, verdict="estimated",
         reason=None if d.low is not None else "no_interval", note="; ".join(d.notes),
     )
+    floor = below_floor(an, ad, bn, bd, rate=m.kind == "rate", min_clusters=min_clusters,
+                        min_event_clusters=min_event_clusters)
+    if floor is not None and d.difference is not None:
+        out.update(ci_low=None, ci_high=None, se=None, p_value=None, reason=floor.reason,
+                   note=f"{floor.note}: not tested, never significant, never an alert; "
+                        f"{d.notes[-1]}")
     return out
 
 

@@ -90,6 +90,58 @@ def test_a_side_without_resolved_units_is_unresolved_not_zero() -> None:
     assert row["unresolved_b"] == 120 and row["significant"] is None
 
 
+def test_too_few_clusters_is_not_significance() -> None:
+    """One query's 69-point jump on a side of 8 queries (as in ``make demo``'s omission rows):
+    the difference is reported, without interval or p-value, never significant, and an alert
+    rule that would fire on anything (alpha 0.99, any direction) stays silent."""
+    few = [f"q{i}" for i in range(8)]
+    a = _panel("a", {q: (4 if q == "q0" else 3) for q in few})
+    b = _panel("b", {q: (0 if q == "q0" else 1) for q in few})
+    [row] = compute.compare(_units(a + b), D2, "v1", baseline_days=0).to_pylist()
+    assert row["verdict"] == "estimated" and row["reason"] == "too_few_clusters"
+    assert row["difference"] == pytest.approx(25 / 32 - 7 / 32)
+    assert (row["ci_low"], row["ci_high"], row["se"], row["p_value"], row["p_adjusted"],
+            row["significant"]) == (None,) * 6
+    assert "8 and 8 queries" in row["note"] and "never an alert" in row["note"]
+    rule = AlertRule(name="any", metric="*", family="*", direction="either", alpha=0.99)
+    assert alerts.evaluate([rule], compute.compare(_units(a + b), D2, "v1", baseline_days=0)
+                           ).num_rows == 0
+    # the same difference on 10 queries a side is tested (and, here, significant)
+    ten = [f"q{i}" for i in range(10)]
+    a10 = _panel("a", {q: 3 for q in ten})
+    b10 = _panel("b", {q: 1 for q in ten})
+    [tested] = compute.compare(_units(a10 + b10), D2, "v1", baseline_days=0).to_pylist()
+    assert tested["reason"] is None and tested["significant"]
+    assert alerts.evaluate([rule], compute.compare(_units(a10 + b10), D2, "v1",
+                                                   baseline_days=0)).num_rows == 1
+
+
+def test_too_few_events_is_not_significance() -> None:
+    """40 queries a side, but every dead citation in 3 of them: too few events to test."""
+    a = _panel("a", {q: (4 if i < 3 else 0) for i, q in enumerate(QUERIES)})
+    b = _panel("b", {q: 0 for q in QUERIES})
+    [row] = compute.compare(_units(a + b), D2, "v1", baseline_days=0).to_pylist()
+    assert row["reason"] == "too_few_events" and row["p_value"] is None
+    assert row["difference"] == pytest.approx(12 / 160)
+    # the same with events in 5 queries is tested; so is the mirror (non-events in 5)
+    a5 = _panel("a", {q: (4 if i < 5 else 0) for i, q in enumerate(QUERIES)})
+    [five] = compute.compare(_units(a5 + b), D2, "v1", baseline_days=0).to_pylist()
+    assert five["reason"] is None and five["p_value"] is not None
+    full = _panel("a", {q: (0 if i < 3 else 4) for i, q in enumerate(QUERIES)})
+    top = _panel("b", {q: 4 for q in QUERIES})
+    [mirror] = compute.compare(_units(full + top), D2, "v1", baseline_days=0).to_pylist()
+    assert mirror["reason"] == "too_few_events"
+
+
+def test_the_floor_does_not_apply_to_means() -> None:
+    """Tokens per answer: no events to count, only the clusters."""
+    rows = [("cost_per_served_answer", e, q, 1, 0, float(v), 1.0)
+            for e, v in (("a", 2000), ("b", 1000)) for q in QUERIES[:12]]
+    rows = [(m, e, q, r, u, y + (i % 3), w) for i, (m, e, q, r, u, y, w) in enumerate(rows)]
+    [row] = compute.compare(_units(rows), D2, "v1", baseline_days=0).to_pylist()
+    assert row["reason"] is None and row["significant"]
+
+
 def test_weights_are_respected() -> None:
     """Queries weighted 1/inclusion_prob: the estimates are the Hájek ratios."""
     a = (_panel("a", {q: 4 for q in QUERIES[:10]}, weight=10.0)
