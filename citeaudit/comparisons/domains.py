@@ -175,3 +175,76 @@ def read(derived: Path, date: str, version: str) -> pa.Table | None:
     """The written ``cited_domains`` of one date × codebook; None when not materialized."""
     return parquet_io.read_optional(derived, TABLE, {"observation_date": date,
                                                      "codebook": version})
+
+
+# how many domains the report and ``citeaudit domains`` list (the table holds every one)
+TOP = 15
+# how far back the earlier dates' citation counts are read
+HISTORY_DAYS = 7
+
+
+def _pct(rate: float | None, low: float | None, high: float | None) -> dict[str, str]:
+    if rate is None:
+        return {"text": "—", "ci": ""}
+    return {"text": f"{100 * rate:.1f}%", "ci": f"[{100 * low:.1f}–{100 * high:.1f}]"}
+
+
+def earlier(derived: Path, date: str, version: str, days: int = HISTORY_DAYS,
+            engine: str = ALL) -> dict[str, dict[str, int]]:
+    """{earlier date: {cited_domain: citations by ``engine``}} of the written partitions of
+    the ``days`` days before ``date``, oldest first."""
+    from citeaudit.comparisons.compute import window
+
+    out: dict[str, dict[str, int]] = {}
+    for d in window(date, days):
+        table = read(derived, d, version)
+        if table is not None:
+            out[d] = {r["cited_domain"]: r["citations"] for r in
+                      table.select(["engine", "cited_domain", "citations"]).to_pylist()
+                      if r["engine"] == engine}
+    return out
+
+
+def view(table: pa.Table, history: dict[str, dict[str, int]] | None = None,
+         top: int = TOP, engine: str = ALL) -> dict[str, Any]:
+    """What the report and the terminal show of one ``cited_domains`` partition: the ``top``
+    domains ``engine`` cites most (with each engine's count, the three rates and their
+    intervals, the sources retrieved but not cited, the citations on earlier dates), and the
+    domains retrieved but never cited."""
+    rows = table.to_pylist()
+    per_engine: dict[str, dict[str, int]] = {}
+    for r in rows:
+        if r["engine"] != ALL and r["citations"]:
+            per_engine.setdefault(r["cited_domain"], {})[r["engine"]] = r["citations"]
+    mine = [r for r in rows if r["engine"] == engine]
+    cited = sorted((r for r in mine if r["citations"]),
+                   key=lambda r: (-r["citations"], r["cited_domain"]))
+    history = history or {}
+    shown = []
+    for r in cited[:top]:
+        shown.append({
+            **r,
+            "by_engine": " · ".join(f"{e} {n}" for e, n in
+                                    sorted(per_engine.get(r["cited_domain"], {}).items())),
+            "dead_cell": _pct(r["dead_rate"], r["dead_ci_low"], r["dead_ci_high"]),
+            "changed_cell": _pct(r["changed_rate"], r["changed_ci_low"], r["changed_ci_high"]),
+            "unsupported_cell": _pct(r["unsupported_rate"], r["unsupported_ci_low"],
+                                     r["unsupported_ci_high"]),
+            "earlier": [history[d].get(r["cited_domain"], 0) for d in history],
+        })
+    never = sorted((r for r in mine if not r["citations"] and r["retrieved_not_cited"]),
+                   key=lambda r: (-r["retrieved_not_cited"], r["cited_domain"]))
+    return {"engine": engine, "rows": shown, "n_domains": len(cited),
+            "n_citations": sum(r["citations"] for r in cited),
+            "earlier_dates": list(history), "never_cited": never[:top],
+            "n_never_cited": len(never),
+            "retrieved_known": any(r["retrieved_not_cited"] for r in rows)}
+
+
+def report_context(derived: Path, date: str, version: str) -> dict[str, Any] | None:
+    """The report's "Cited domains" section (``report/templates/_domains.html.j2``); None when
+    this date × codebook has no ``cited_domains`` partition or no cited domain."""
+    table = read(derived, date, version)
+    if table is None or table.num_rows == 0:
+        return None
+    return view(table, earlier(derived, date, version))

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from citeaudit import duck, parquet_io, storage
+from citeaudit.comparisons import domains as cited_domains
 from citeaudit.comparisons import report as changes
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import BY_NAME, DEFINITIONS, METHODS, METRICS
@@ -428,6 +429,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
         "limit": FINDINGS_LIMIT,
         "caveats": caveats or [],
         "changes": changes.context(derived, date, version),
+        "cited_domains": cited_domains.report_context(derived, date, version),
     }
     html = _env().get_template("report.html.j2").render(**context)
     folder = report_dir(derived, date, version)

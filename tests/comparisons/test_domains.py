@@ -169,3 +169,25 @@ def test_demo_cited_domains_add_up(demo_run) -> None:
     for r in table.to_pylist():
         if r["dead_rate"] is not None:
             assert r["dead_ci_low"] <= r["dead_rate"] <= r["dead_ci_high"]
+
+
+def test_demo_report_and_terminal_show_the_domains(demo_run, capsys) -> None:
+    """The report's "Cited domains" section and ``citeaudit domains`` (exit 0; 2 when the date
+    or engine is not there, saying what to run)."""
+    from citeaudit import cli
+
+    date = demo_run.truth["dates"][-1]
+    html = (demo_run.derived / "report" / f"observation_date={date}" / "codebook=v2"
+            / "index.html").read_text(encoding="utf-8")
+    section = html[html.index('<section id="domains">'):]
+    section = section[:section.index("</section>")]
+    top = domains.view(domains.read(demo_run.derived, date, "v2"))["rows"][0]
+    assert f"<td>{top['cited_domain']}</td>" in section and "never-cited" in section
+    args = ["domains", "--raw", str(demo_run.raw), "--derived", str(demo_run.derived)]
+    assert cli.main([*args, "--date", date, "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert f"Cited domains on {date}" in out and top["cited_domain"] in out
+    assert cli.main([*args, "--date", date, "--engine", "nosuch"]) == 2
+    assert "--engine: nosuch not among the engines" in capsys.readouterr().err
+    assert cli.main([*args, "--date", "2020-01-01"]) == 2
+    assert "run `citeaudit run" in capsys.readouterr().err
