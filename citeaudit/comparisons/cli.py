@@ -115,6 +115,8 @@ def _print(rows: list[dict[str, Any]], fired: list[dict[str, Any]], title: str,
             what = f"{r['engine_a']}: {r['codebook_a']} vs {r['codebook_b']}"
         elif r["family"] == "vs_baseline":
             what = f"{r['engine_a']}: vs baseline {r['period_b']}"
+        elif r["family"] == "vs_version":
+            what = f"{r['engine_a']}: version {r['version_a']} vs {r['version_b']}"
         else:
             what = f"{r['engine_a']}: vs {r['period_b']}"
         unit = " pp" if pct else ""

@@ -47,6 +47,9 @@ def _describe(r: dict[str, Any]) -> str:
         return f"{r['engine_a']} vs {r['engine_b']}"
     if r["family"] == "vs_codebook":
         return f"{r['engine_a']}: codebook {r['codebook_a']} vs {r['codebook_b']}"
+    if r["family"] == "vs_version":
+        return (f"{r['engine_a']}: version {r['version_a']} ({r['period_a']}) vs "
+                f"{r['version_b']} ({r['period_b']})")
     if r["family"] == "vs_baseline":
         return f"{r['engine_a']}: {r['period_a']} vs baseline {r['period_b']}"
     return f"{r['engine_a']}: {r['period_a']} vs {r['period_b']}"

@@ -19,12 +19,13 @@ from citeaudit.demo_corpus import regression
 D1, D2 = "2026-11-01", "2026-11-02"
 
 
-def _units(rows: list[tuple]) -> pa.Table:
-    """comparison_units rows: (metric, engine, query, resolved, unresolved, sum_wy, sum_w)."""
+def _units(rows: list[tuple], version: str | None = None) -> pa.Table:
+    """comparison_units rows: (metric, engine, query, resolved, unresolved, sum_wy, sum_w),
+    every answer of ``version``."""
     cols = list(zip(*rows, strict=True))
     return pa.table({
         "metric": list(cols[0]), "engine": list(cols[1]), "domain": ["news"] * len(rows),
-        "query_id": list(cols[2]),
+        "system_version": [version] * len(rows), "query_id": list(cols[2]),
         "units": [r + u for r, u in zip(cols[3], cols[4], strict=True)],
         "resolved": list(cols[3]), "unresolved": list(cols[4]), "sum_wy": list(cols[5]),
         "sum_w": list(cols[6])}, schema=units.SCHEMA)
@@ -360,3 +361,60 @@ def test_compare_exits_3_on_a_planted_alert(demo_run, tmp_path: Path, capsys) ->
                      "--date", date])
     out = capsys.readouterr().out
     assert code == 3 and f"ALERT any-rise (error): {regression.ENGINE}: dead_rate" in out
+
+
+def test_versions_are_compared_before_vs_after_on_the_same_queries() -> None:
+    """Engine a answered with version m1 yesterday and m2 today (the same 40 queries): the
+    vs_version row pairs them by query; a rule on the family fires; two versions of one
+    date give one row; no version, no row."""
+    before = _units(_panel("a", {q: (1 if i % 10 == 0 else 0) for i, q in enumerate(QUERIES)}),
+                    version="m1")
+    after = _units(_panel("a", {q: (2 if i % 2 == 0 else 0) for i, q in enumerate(QUERIES)}),
+                   version="m2")
+    table = compute.compare(after, D2, "v1", history={D1: before}, baseline_days=7)
+    [row] = [r for r in table.to_pylist() if r["family"] == "vs_version"
+             and r["engine_a"] == "a"]
+    assert (row["version_a"], row["version_b"], row["period_a"], row["period_b"]) == \
+        ("m2", "m1", D2, D1)
+    assert row["estimate_a"] == pytest.approx(40 / 160)
+    assert row["estimate_b"] == pytest.approx(4 / 160)
+    assert row["paired_queries"] == 40 and row["significant"]
+    rule = AlertRule(name="model-update", metric="dead_rate", engine="a", family="vs_version",
+                     direction="worse")
+    [fired] = alerts.evaluate([rule], table).to_pylist()
+    assert (fired["version_a"], fired["version_b"]) == ("m2", "m1")
+    assert "version m2" in fired["detail"] and "version m1" in fired["detail"]
+    # an A/B night: both versions on this date, half the panel each
+    ab = pa.concat_tables([
+        _units(_panel("a", {q: 1 for q in QUERIES[:20]}), version="m2"),
+        _units(_panel("a", {q: 0 for q in QUERIES[20:]}), version="m1")])
+    rows = [r for r in compute.compare(ab, D2, "v1", baseline_days=0).to_pylist()
+            if r["family"] == "vs_version"]
+    assert [(r["engine_a"], r["version_a"], r["version_b"], r["paired_queries"])
+            for r in rows] == [("a", "m1", "m2", 0), ("all", "m1", "m2", 0)]
+    # no version on any answer (and units written before the column existed): no such row
+    plain = _units(_panel("a", {q: 1 for q in QUERIES}))
+    assert "vs_version" not in compute.compare(plain, D2, "v1", history={D1: plain.drop(
+        ["system_version"])}).column("family").to_pylist()
+
+
+def test_import_label_is_the_answers_system_version(tmp_path: Path) -> None:
+    """``citeaudit import openai ... --label m2`` writes system_version on every answer."""
+    import json
+
+    response = {"object": "response", "id": "resp_1", "created_at": 1764504000,
+                "model": "gpt-x", "output": [
+                    {"type": "web_search_call", "action": {"query": "capital of France",
+                     "sources": [{"url": "https://wiki.example/Paris"}]}},
+                    {"type": "message", "content": [{
+                        "type": "output_text", "text": "Paris is the capital of France.",
+                        "annotations": [{"type": "url_citation", "start_index": 24,
+                                         "end_index": 31, "url": "https://example.org/p"}]}]}]}
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps(response), encoding="utf-8")
+    out = tmp_path / "raw"
+    assert cli.main(["import", "openai", str(src), "--out", str(out), "--label", "m2"]) == 0
+    [answers] = list((out / "answers").rglob("*.jsonl"))
+    rows = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
+    assert rows and all(r["system_version"] == "m2" for r in rows)
+    assert rows[0]["retrieved_not_cited"] == [{"url": "https://wiki.example/Paris"}]
