@@ -69,7 +69,7 @@ _EMPTY = {
     "citation_existence": "SELECT NULL::VARCHAR AS citation_id, NULL::VARCHAR AS verdict "
                           "WHERE false",
     "support_labels": "SELECT NULL::VARCHAR AS claim_id, NULL::VARCHAR AS citation_id, "
-                      "NULL::VARCHAR AS grain, NULL::VARCHAR AS verdict, "
+                      "NULL::VARCHAR AS verdict, "
                       "NULL::VARCHAR AS basis WHERE false",
 }
 

@@ -27,5 +27,5 @@ FROM citations AS c
 JOIN answers AS a USING (answer_id)
 JOIN url_domains AS d ON d.url = c.url
 LEFT JOIN citation_existence AS e ON e.citation_id = c.citation_id
-LEFT JOIN support_labels AS s
-    ON s.citation_id = c.citation_id AND s.claim_id = c.claim_id AND s.grain = 'citation'
+-- a claim-grain label has no citation_id, so only the pair's own label joins
+LEFT JOIN support_labels AS s ON s.citation_id = c.citation_id AND s.claim_id = c.claim_id

@@ -32,8 +32,9 @@ SCHEMAS = {
                           ("retrieved_not_cited", pa.list_(S))]),
     "citations": pa.schema([("citation_id", S), ("answer_id", S), ("claim_id", S), ("url", S)]),
     "citation_existence": pa.schema([("citation_id", S), ("verdict", S)]),
-    "support_labels": pa.schema([("claim_id", S), ("citation_id", S), ("grain", S),
-                                 ("verdict", S), ("basis", S)]),
+    # the contract's columns (no grain: a claim-grain label is one without a citation_id)
+    "support_labels": pa.schema([("claim_id", S), ("citation_id", S), ("verdict", S),
+                                 ("basis", S)]),
 }
 
 
@@ -52,10 +53,12 @@ def _tables() -> dict[str, list[dict]]:
                               "url": f"https://news.example/a{q}"})
             existence.append({"citation_id": cid, "verdict": "dead" if q == 0 else
                               ("changed" if q == 1 else "pass")})
-            labels.append({"claim_id": f"x{q}k", "citation_id": cid, "grain": "citation",
+            labels.append({"claim_id": f"x{q}k", "citation_id": cid,
                            "verdict": "unsupported" if q == 2 else
                            ("unresolved" if q == 3 else "fully_supported"),
                            "basis": "human" if q else "grader_only"})
+    labels.append({"claim_id": "x1k", "citation_id": None, "verdict": "contradicted",
+                   "basis": "human"})  # the claim's own label: not a pair's
     citations.append({"citation_id": "x1c9", "answer_id": "x1", "claim_id": "x1k",
                       "url": "https://www.blog.example/p"})
     existence.append({"citation_id": "x1c9", "verdict": "unresolved"})
