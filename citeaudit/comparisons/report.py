@@ -92,3 +92,27 @@ def context(derived: Path, date: str, version: str) -> dict[str, Any] | None:
         "rows": rows,
         "n_rows": len(rows),
     }
+
+
+def baseline_bands(derived: Path, date: str, version: str) -> dict[str, dict[str, Any]]:
+    """{metric: band} for the trend plots: all engines' ``vs_baseline`` row of this date,
+    drawn as the range of values today's estimate could take with no change from the baseline
+    window: ``estimate_b`` widened by the interval of the difference, ``[estimate_b −
+    (ci_high − difference), estimate_b + (difference − ci_low)]``. Today's point lies outside
+    the band exactly when the difference's interval excludes 0 (before Holm's adjustment).
+    Rows below the floor of evidence, or unresolved, have no band."""
+    table = parquet_io.read_optional(derived, "comparisons",
+                                     {"observation_date": date, "codebook": version})
+    if table is None:
+        return {}
+    bands = {}
+    for r in table.to_pylist():
+        if (r["family"] == "vs_baseline" and r["engine_a"] == "all"
+                and r["verdict"] == "estimated" and r["ci_low"] is not None):
+            first, _, last = r["period_b"].partition("..")
+            bands[r["metric"]] = {
+                "low": r["estimate_b"] - (r["ci_high"] - r["difference"]),
+                "high": r["estimate_b"] + (r["difference"] - r["ci_low"]),
+                "level": r["estimate_b"], "dates": (first, date),
+                "label": f"baseline {r['period_b']}"}
+    return bands

@@ -418,3 +418,33 @@ def test_import_label_is_the_answers_system_version(tmp_path: Path) -> None:
     rows = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
     assert rows and all(r["system_version"] == "m2" for r in rows)
     assert rows[0]["retrieved_not_cited"] == [{"url": "https://wiki.example/Paris"}]
+
+
+def test_the_baseline_band_excludes_today_exactly_when_the_difference_does(tmp_path) -> None:
+    """The trend plots' band: today's estimate lies outside it exactly when the interval of
+    the difference from the baseline excludes 0; a row below the floor has no band."""
+    from citeaudit import parquet_io
+    from citeaudit.comparisons import report
+    from citeaudit.report import svg
+
+    today = _units(_panel("a", {q: (2 if i % 2 == 0 else 0) for i, q in enumerate(QUERIES)}))
+    same = _units(_panel("a", {q: (2 if i % 2 == 1 else 0) for i, q in enumerate(QUERIES)}))
+    low = _units(_panel("a", {q: (1 if i % 8 == 0 else 0) for i, q in enumerate(QUERIES)}))
+    for history, outside in (({D1: low}, True), ({D1: same}, False)):
+        table = compute.compare(today, D2, "v1", history=history)
+        parquet_io.write_partition(table, tmp_path, "comparisons",
+                                   {"observation_date": D2, "codebook": "v1"})
+        band = report.baseline_bands(tmp_path, D2, "v1")["dead_rate"]
+        [row] = [r for r in table.to_pylist() if r["family"] == "vs_baseline"
+                 and r["engine_a"] == "all" and r["metric"] == "dead_rate"]
+        assert (not band["low"] <= row["estimate_a"] <= band["high"]) is outside
+        assert (row["ci_low"] > 0 or row["ci_high"] < 0) is outside
+        assert band["dates"] == (D1, D2) and band["level"] == row["estimate_b"]
+        plot = svg.trend_plot({"all engines": [(D1, row["estimate_b"], None, None),
+                                               (D2, row["estimate_a"], None, None)]},
+                              [D1, D2], title="dead", band=band)
+        assert '<g class="band">' in plot and "baseline 2026-11-01" in plot
+    few = _units(_panel("a", {q: 1 for q in QUERIES[:5]}))
+    parquet_io.write_partition(compute.compare(few, D2, "v1", history={D1: few}), tmp_path,
+                               "comparisons", {"observation_date": D2, "codebook": "v1"})
+    assert report.baseline_bands(tmp_path, D2, "v1") == {}
