@@ -62,8 +62,10 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         r["difference"] < 0 if m.higher_is_better else r["difference"] > 0)
     return {**r, "title": m.title, "what": _describe(r), "worse": worse,
             "diff_text": _fmt(r["difference"], rate),
+            # below the floor of evidence: the difference, untested, and why
             "ci_text": (f"[{_fmt(r['ci_low'], rate)}, {_fmt(r['ci_high'], rate)}]"
-                        if r["ci_low"] is not None else ""),
+                        if r["ci_low"] is not None else
+                        f"(no interval: {r['reason']})" if r.get("reason") else ""),
             "a_text": "—" if r["estimate_a"] is None else
             (f"{100 * r['estimate_a']:.1f}%" if rate else f"{r['estimate_a']:,.0f}"),
             "b_text": "—" if r["estimate_b"] is None else

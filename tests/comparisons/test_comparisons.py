@@ -104,6 +104,10 @@ def test_too_few_clusters_is_not_significance() -> None:
     assert (row["ci_low"], row["ci_high"], row["se"], row["p_value"], row["p_adjusted"],
             row["significant"]) == (None,) * 6
     assert "8 and 8 queries" in row["note"] and "never an alert" in row["note"]
+    from citeaudit.comparisons import report
+    shown = report._row(row)
+    assert shown["diff_text"] == "+56.2 pp" and shown["ci_text"] == \
+        "(no interval: too_few_clusters)"
     rule = AlertRule(name="any", metric="*", family="*", direction="either", alpha=0.99)
     assert alerts.evaluate([rule], compute.compare(_units(a + b), D2, "v1", baseline_days=0)
                            ).num_rows == 0
