@@ -237,7 +237,7 @@ def _cmd_domains(args: argparse.Namespace) -> int:
                     cell(r["dead_cell"], r["existence_resolved"], r["existence_unresolved"]),
                     cell(r["changed_cell"]),
                     cell(r["unsupported_cell"], r["support_resolved"], r["support_unresolved"]),
-                    str(r["retrieved_not_cited"]),
+                    str(r["retrieved_not_cited"]) if shown["retrieved_known"] else "—",
                     " · ".join(str(n) for n in r["earlier"]) or "—")
     console.print(out)
     console.print("rate [95% interval], n = resolved citations, u = unresolved beside; earlier "
