@@ -5,7 +5,7 @@ import dagster as dg
 from assets._metadata import write_table
 from citeaudit import codebook, layout
 from citeaudit.comparisons import alerts as alerts_mod
-from citeaudit.comparisons import compute, units
+from citeaudit.comparisons import compute, domains, units
 from citeaudit.metrics import inputs
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
@@ -100,3 +100,22 @@ def alerts(context: dg.AssetExecutionContext, paths: PathsResource):
         context.log.warning(f"alert {row['rule']} ({row['severity']}): {row['detail']}")
     return dg.MaterializeResult(
         metadata=write_table(table, paths.derived, "alerts", part, rules=len(book.alerts)))
+
+
+@dg.asset(
+    partitions_def=date_codebook,
+    deps=["answers", "citations", "citation_existence", "support_labels"],
+    description=(
+        "Per engine (and all) and cited domain: citations, answers, queries; dead, changed and "
+        "unsupported rates with intervals (queries as clusters), unresolved beside; sources "
+        "retrieved on the domain but never cited."
+    ),
+)
+def cited_domains(context: dg.AssetExecutionContext, paths: PathsResource):
+    """Which sites the engines cite on this date × codebook, and how those citations fare."""
+    part = judged_partition(context.partition_key)
+    table = domains.cited_domains(paths.derived, part["observation_date"], part["codebook"])
+    engines = table.column("engine").to_pylist()
+    return dg.MaterializeResult(
+        metadata=write_table(table, paths.derived, domains.TABLE, part,
+                             domains=sum(e == domains.ALL for e in engines)))

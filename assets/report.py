@@ -13,7 +13,7 @@ from pipelines.resources import PathsResource
 @dg.asset(
     partitions_def=date_codebook,
     deps=["metrics", "review_queue", "annotation_agreement", "omission_endpoints",
-          "citation_existence", "comparisons", "alerts"],
+          "citation_existence", "comparisons", "alerts", "cited_domains"],
     description=(
         "report/observation_date=D/codebook=V/index.html: headline per engine, rates with "
         "intervals by engine and domain, L1 and support breakdowns, omission findings with "

@@ -3,13 +3,14 @@ test suite's, the A/A false-alarm rate over more seeds, and the comparisons' cos
 25,000-answer night beside the metrics step's.
 
 * coverage: every scenario of ``tests/comparisons/simulate.py`` over ``--draws`` samples (the
-  tests use 1,000): the share of 95% intervals that cover the population's difference;
+  tests use 1,000): the share of 95% intervals that cover the population's difference, and of
+  the intervals the ``comparisons`` table gives (above the floor of evidence);
 * A/A: two fresh samples of one engine on the same panel, ``--seeds`` times; the share where the
   demo's rule (dead rate, either direction, alpha 0.05) fires;
 * cost: the synthetic night of ``bench_metrics.py`` (``benchmarks/.cache/metrics-N``, built when
   absent): wall seconds of ``metrics.compute_partition``, of ``comparisons.query_sums`` (the
   ``comparison_units`` step) and of ``compare`` against a copy of the night as the previous
-  date and as a 7-day baseline.
+  date and as a 7-day baseline, and of ``cited_domains`` (the per-domain view).
 
     .venv/bin/python benchmarks/bench_comparisons.py [--draws 5000] [--seeds 2000]
         [--answers 25000]
@@ -29,22 +30,28 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from citeaudit.codebook import AlertRule  # noqa: E402
-from citeaudit.comparisons import alerts, compute, units  # noqa: E402
+from citeaudit.comparisons import alerts, compute, domains, units  # noqa: E402
 from citeaudit.metrics import compute_partition  # noqa: E402
 from tests.comparisons.simulate import SCENARIOS, Scenario, coverage, draw, population  # noqa: E402
 
 
 def _coverage(draws: int) -> None:
-    print(f"coverage of the 95% interval of the difference, {draws} samples per scenario")
-    shares = []
+    print(f"coverage of the 95% interval of the difference, {draws} samples per scenario; "
+          "beside it, of the intervals the comparisons table gives (above the floor of "
+          "evidence) and the share of samples below the floor")
+    shares, floored = [], []
     for i, s in enumerate(SCENARIOS):
         t0 = time.perf_counter()
         share, truth, n = coverage(s, draws, seed=1000 + i)
+        above, _, n_above = coverage(s, draws, seed=1000 + i, floor=True)
         shares.append(share)
+        floored.append(above)
         se = np.sqrt(0.95 * 0.05 / n)
-        print(f"  {s.name:40s} {share:.4f} (±{2 * se:.4f}) true {truth:+.4f} "
+        print(f"  {s.name:40s} {share:.4f} (±{2 * se:.4f}) above the floor {above:.4f} "
+              f"({1 - n_above / n:.1%} below) true {truth:+.4f} "
               f"{time.perf_counter() - t0:.1f}s")
-    print(f"  pooled {np.mean(shares):.4f}, lowest {min(shares):.4f}")
+    print(f"  pooled {np.mean(shares):.4f}, lowest {min(shares):.4f}; above the floor: pooled "
+          f"{np.mean(floored):.4f}, lowest {min(floored):.4f}")
 
 
 def _a_a(seeds: int) -> None:
@@ -80,9 +87,13 @@ def _cost(n_answers: int) -> None:
     t0 = time.perf_counter()
     out = compute.compare(table, date, version, history=history)
     t_compare = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cited = domains.cited_domains(derived, date, version)
+    t_domains = time.perf_counter() - t0
     print(f"{n_answers} answers: metrics {t_metrics:.2f}s, comparison_units {t_units:.2f}s "
           f"({table.num_rows} query rows), comparisons {t_compare:.2f}s ({out.num_rows} rows, "
-          "previous date and a 7-day baseline)")
+          f"previous date and a 7-day baseline), cited_domains {t_domains:.2f}s "
+          f"({cited.num_rows} rows)")
 
 
 def main() -> None:

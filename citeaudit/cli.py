@@ -78,6 +78,8 @@ LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("citeaudit.comparisons.cli", "register_cli", (
         ("compare", "what changed on a date (engines, dates, codebooks) and is it real; "
                     "exit 3 on an alert"),
+        ("domains", "the domains cited most on a date, with dead, changed and unsupported "
+                    "rates"),
     )),
     ("citeaudit.support.cli", "register_cli", (
         ("review", "Label Studio round trip: export the review queue as tasks, import a "

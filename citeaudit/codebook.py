@@ -171,7 +171,8 @@ class AlertRule:
 
 ALERT_DIRECTIONS = ("worse", "better", "increase", "decrease", "either")
 ALERT_SEVERITIES = ("error", "warn")
-ALERT_FAMILIES = ("*", "engine_vs_engine", "vs_previous_date", "vs_baseline", "vs_codebook")
+ALERT_FAMILIES = ("*", "engine_vs_engine", "vs_previous_date", "vs_baseline", "vs_codebook",
+                  "vs_version")
 
 
 @dataclass(frozen=True)

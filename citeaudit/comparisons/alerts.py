@@ -25,8 +25,8 @@ from citeaudit.stats.difference import holm
 
 # The comparison columns an alert row repeats keep the comparisons table's types.
 _COMPARED = ("family", "metric", "engine_a", "engine_b", "period_a", "period_b", "codebook_a",
-             "codebook_b", "estimate_a", "estimate_b", "difference", "ci_low", "ci_high",
-             "p_adjusted")
+             "codebook_b", "version_a", "version_b", "estimate_a", "estimate_b", "difference",
+             "ci_low", "ci_high", "p_adjusted")
 SCHEMA = pa.schema(
     [("rule", pa.string()), ("severity", pa.string()), ("direction", pa.string()),
      ("min_effect", pa.float64()), ("alpha", pa.float64())]
@@ -83,6 +83,8 @@ def _detail(row: dict[str, Any]) -> str:
     b = row["engine_b"] if row["family"] == "engine_vs_engine" else row["period_b"]
     if row["family"] == "vs_codebook":
         a, b = row["codebook_a"], row["codebook_b"]
+    if row["family"] == "vs_version":
+        a, b = f"version {row['version_a']}", f"version {row['version_b']}"
     who = "" if row["family"] == "engine_vs_engine" else f"{row['engine_a']}: "
     return (f"{who}{row['metric']} {row['estimate_a']:.3f} ({a}) vs {row['estimate_b']:.3f} "
             f"({b}), difference {row['difference']:+.3f} [{row['ci_low']:+.3f}, "

@@ -16,7 +16,7 @@ from typing import Any
 
 from citeaudit import codebook, layout, storage
 from citeaudit.comparisons import alerts as alerts_mod
-from citeaudit.comparisons import compute, units
+from citeaudit.comparisons import compute, domains, units
 
 EXIT_ALERT = 3
 EXIT_UNUSABLE = 2
@@ -58,6 +58,27 @@ def register_cli(subparsers: Any) -> None:
                    help="derived folder (default: data/derived)")
     p.set_defaults(func=_cmd_compare)
 
+    d = subparsers.add_parser(
+        "domains",
+        help="the domains cited most on a date, with dead, changed and unsupported rates",
+        description=(
+            "The cited_domains table of one date × codebook (written by `citeaudit run`): the "
+            "domains an engine (default: all engines) cites most, with each engine's "
+            "citations, the dead, changed and unsupported rates over the resolved citations "
+            "with 95% intervals (queries as clusters; u = unresolved, beside), the sources "
+            "retrieved but not cited, and the citations on the 7 days before. Exit 2 when the "
+            "date was not run."),
+    )
+    d.add_argument("--date", required=True, help="observation date (YYYY-MM-DD)")
+    d.add_argument("--engine", default="all", help="one engine (default: all engines pooled)")
+    d.add_argument("--top", type=int, default=25, metavar="N",
+                   help="how many domains to list (default: 25)")
+    d.add_argument("--codebook", help="codebook version (default: the last one)")
+    d.add_argument("--raw", default="data/raw", help="raw folder (default: data/raw)")
+    d.add_argument("--derived", default="data/derived",
+                   help="derived folder (default: data/derived)")
+    d.set_defaults(func=_cmd_domains)
+
 
 def _fmt(v: float | None, pct: bool) -> str:
     if v is None:
@@ -94,11 +115,18 @@ def _print(rows: list[dict[str, Any]], fired: list[dict[str, Any]], title: str,
             what = f"{r['engine_a']}: {r['codebook_a']} vs {r['codebook_b']}"
         elif r["family"] == "vs_baseline":
             what = f"{r['engine_a']}: vs baseline {r['period_b']}"
+        elif r["family"] == "vs_version":
+            what = f"{r['engine_a']}: version {r['version_a']} vs {r['version_b']}"
         else:
             what = f"{r['engine_a']}: vs {r['period_b']}"
         unit = " pp" if pct else ""
-        diff = (f"{_fmt(r['difference'], pct)}{unit} [{_fmt(r['ci_low'], pct)}, "
-                f"{_fmt(r['ci_high'], pct)}]" if r["verdict"] == "estimated" else r["reason"])
+        if r["verdict"] != "estimated":
+            diff = r["reason"]
+        elif r["ci_low"] is None:  # below the floor of evidence: the difference, untested
+            diff = f"{_fmt(r['difference'], pct)}{unit} ({r['reason']})"
+        else:
+            diff = (f"{_fmt(r['difference'], pct)}{unit} [{_fmt(r['ci_low'], pct)}, "
+                    f"{_fmt(r['ci_high'], pct)}]")
         p = r["p_adjusted"]
         style = "bold" if r["significant"] else None
         table.add_row(what, r["metric"], _estimate(r["estimate_a"], pct),
@@ -167,3 +195,58 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     _print(table.to_pylist(), fired, f"What changed on {args.date} (codebook {version})",
            args.all)
     return EXIT_ALERT if fired else 0
+
+
+def _cmd_domains(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    err = sys.stderr
+    raw, derived = storage.as_root(args.raw), storage.as_root(args.derived)
+    version = args.codebook or (layout.codebook_versions(raw) or [None])[-1]
+    if version is None:
+        print(f"error: {raw}/codebooks holds no codebook: pass --codebook or --raw", file=err)
+        return EXIT_UNUSABLE
+    table = domains.read(derived, args.date, version)
+    if table is None:
+        print(f"error: no cited_domains for {args.date} × codebook {version} under {derived}: "
+              f"run `citeaudit run --raw {raw} --derived {derived} --date {args.date}` first",
+              file=err)
+        return EXIT_UNUSABLE
+    engines = sorted(set(table.column("engine").to_pylist()))
+    if args.engine not in engines:
+        print(f"error: --engine: {args.engine} not among the engines of {args.date} "
+              f"({', '.join(engines)})", file=err)
+        return EXIT_UNUSABLE
+    shown = domains.view(table, domains.earlier(derived, args.date, version,
+                                                engine=args.engine),
+                         top=max(args.top, 1), engine=args.engine)
+    console = Console(soft_wrap=False, highlight=False, width=max(Console().width, 190))
+    out = Table(title=f"Cited domains on {args.date} (codebook {version}, engine "
+                      f"{escape(args.engine)}): {len(shown['rows'])} of {shown['n_domains']}")
+    for col in ("domain", "citations", "queries", "dead", "changed", "unsupported",
+                "retrieved, not cited", "earlier dates"):
+        out.add_column(col, justify="left" if col == "domain" else "right", no_wrap=True)
+    for r in shown["rows"]:
+        def cell(c: dict[str, str], n: int | None = None, u: int | None = None) -> str:
+            tail = "" if n is None else f" n={n} u={u}"
+            return f"{c['text']} {c['ci']}{tail}".strip()
+
+        out.add_row(escape(r["cited_domain"]), str(r["citations"]), str(r["queries"]),
+                    cell(r["dead_cell"], r["existence_resolved"], r["existence_unresolved"]),
+                    cell(r["changed_cell"]),
+                    cell(r["unsupported_cell"], r["support_resolved"], r["support_unresolved"]),
+                    str(r["retrieved_not_cited"]) if shown["retrieved_known"] else "—",
+                    " · ".join(str(n) for n in r["earlier"]) or "—")
+    console.print(out)
+    console.print("rate [95% interval], n = resolved citations, u = unresolved beside; earlier "
+                  f"dates: {', '.join(shown['earlier_dates']) or 'none written'}")
+    if shown["never_cited"]:
+        console.print("retrieved but never cited: " + ", ".join(
+            f"{escape(r['cited_domain'])} ({r['retrieved_not_cited']})"
+            for r in shown["never_cited"]))
+    elif not shown["retrieved_known"]:
+        console.print("retrieved but never cited: unknown (no answer lists the sources its "
+                      "engine retrieved; the engine imports keep them)")
+    return 0

@@ -10,15 +10,24 @@ engine and query: the sums of ``w*y`` and ``w`` over the resolved units, the unr
 * ``vs_baseline``: against the pooled dates of a trailing window (default the 7 days before),
   a query of several baseline days one cluster;
 * ``vs_codebook``: this codebook against every codebook version sorted before it on the same
-  date (what a codebook change moved), paired unit for unit by query.
+  date (what a codebook change moved), paired unit for unit by query;
+* ``vs_version``: before vs after an intervention. Answers that carry a ``system_version``
+  (a model update, a retrieval change; ``citeaudit import --label``) are compared version
+  against version, per engine: each version answered on this date against every other version
+  answered on this date or in the trailing window, each version's units pooled over those
+  dates (a query one cluster), paired by query. Answers without a version are in no side.
 
 The two estimates are the metrics' Hájek ratios (weight 1/inclusion_prob for weighted metrics),
 their difference ``a - b`` (a: this date, the first engine, this codebook) has a 95% interval
 and a p-value from :func:`citeaudit.stats.difference.ratio_difference` (queries as clusters,
-cluster-robust variance, t with G-1 df). The p-values of one family are adjusted by Holm's
-method (``adjustment``). Unresolved units are counted beside each side, never inside. Only
-earlier dates and earlier-sorted codebooks are read, so a run in date order and its rerun
-write the same bytes.
+cluster-robust variance, t with G-1 df). Below a floor of evidence
+(:func:`citeaudit.stats.difference.below_floor`: fewer than ``MIN_CLUSTERS`` queries on a side,
+or fewer than ``MIN_EVENT_CLUSTERS`` query-sides with an event or a non-event) a row keeps its
+estimates and difference but gets no interval and no p-value (``reason`` ``too_few_clusters``
+or ``too_few_events``): it is not tested, never significant, never an alert. The p-values of
+one family are adjusted by Holm's method (``adjustment``). Unresolved units are counted
+beside each side, never inside. Only earlier dates and earlier-sorted codebooks are read, so
+a run in date order and its rerun write the same bytes.
 """
 
 from __future__ import annotations
@@ -31,11 +40,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from citeaudit import parquet_io
 from citeaudit.comparisons import units
 from citeaudit.metrics.definitions import METRICS, MetricDef
-from citeaudit.stats.difference import holm, ratio_difference
+from citeaudit.stats.difference import (
+    MIN_CLUSTERS,
+    MIN_EVENT_CLUSTERS,
+    below_floor,
+    holm,
+    ratio_difference,
+)
 
 ALL = "all"
 ALPHA = 0.05
@@ -43,7 +59,7 @@ BASELINE_DAYS = 7
 # how far back "the previous date" is looked for
 PREVIOUS_DAYS = 31
 ADJUSTMENT = "holm"
-FAMILIES = ("engine_vs_engine", "vs_previous_date", "vs_baseline", "vs_codebook")
+FAMILIES = ("engine_vs_engine", "vs_previous_date", "vs_baseline", "vs_codebook", "vs_version")
 
 SCHEMA = pa.schema(
     [
@@ -56,6 +72,8 @@ SCHEMA = pa.schema(
         ("period_b", pa.string()),
         ("codebook_a", pa.string()),
         ("codebook_b", pa.string()),
+        ("version_a", pa.string()),
+        ("version_b", pa.string()),
         ("estimate_a", pa.float64()),
         ("estimate_b", pa.float64()),
         ("difference", pa.float64()),
@@ -155,6 +173,7 @@ class Label:
     engine: str
     period: str
     codebook: str
+    version: str | None = None
 
 
 def _aligned(side: Side | None, queries: np.ndarray) -> list[np.ndarray]:
@@ -168,9 +187,12 @@ def _aligned(side: Side | None, queries: np.ndarray) -> list[np.ndarray]:
     return zeros
 
 
-def compare_pair(m: MetricDef, a: Side | None, b: Side | None,
-                 alpha: float = ALPHA) -> dict[str, Any]:
-    """The numbers of one comparison of metric ``m`` (sides as in :class:`Sides`)."""
+def compare_pair(m: MetricDef, a: Side | None, b: Side | None, alpha: float = ALPHA, *,
+                 min_clusters: int = MIN_CLUSTERS,
+                 min_event_clusters: int = MIN_EVENT_CLUSTERS) -> dict[str, Any]:
+    """The numbers of one comparison of metric ``m`` (sides as in :class:`Sides`); below the
+    floor (``min_clusters`` queries a side, ``min_event_clusters`` query-sides with an event
+    and with a non-event) the estimates and difference without interval or p-value."""
     qa = a.query if a is not None else np.array([], dtype=str)
     qb = b.query if b is not None else np.array([], dtype=str)
     queries = np.union1d(qa, qb)
@@ -195,6 +217,12 @@ def compare_pair(m: MetricDef, a: Side | None, b: Side | None,
         unpaired_queries_b=d.n_only_b, method=d.method, verdict="estimated",
         reason=None if d.low is not None else "no_interval", note="; ".join(d.notes),
     )
+    floor = below_floor(an, ad, bn, bd, rate=m.kind == "rate", min_clusters=min_clusters,
+                        min_event_clusters=min_event_clusters)
+    if floor is not None and d.difference is not None:
+        out.update(ci_low=None, ci_high=None, se=None, p_value=None, reason=floor.reason,
+                   note=f"{floor.note}: not tested, never significant, never an alert; "
+                        f"{d.notes[-1]}")
     return out
 
 
@@ -215,6 +243,7 @@ def _rows(family: str, pairs: list[tuple[Label, Label, Sides, Sides]]) -> list[d
                    "engine_a": side_a.engine, "engine_b": side_b.engine,
                    "period_a": side_a.period, "period_b": side_b.period,
                    "codebook_a": side_a.codebook, "codebook_b": side_b.codebook,
+                   "version_a": side_a.version, "version_b": side_b.version,
                    "higher_is_better": m.higher_is_better, "adjustment": ADJUSTMENT}
             row.update(compare_pair(m, fa, fb))
             rows.append(row)
@@ -291,8 +320,46 @@ def compare(
         rows += _rows("vs_codebook",
                       [(Label(e, date, version), Label(e, date, other), here, Sides.of([table]))
                        for e in engine_sides])
+    if baseline_days > 0:
+        pool = {d: history[d] for d in window(date, baseline_days) if d in history}
+    else:
+        pool = {}
+    rows += _version_rows({**pool, date: current}, date, version, engine_sides)
     _adjust(rows, alpha)
     return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def _version_rows(tables: dict[str, pa.Table], date: str, codebook: str,
+                  engine_sides: list[str]) -> list[dict[str, Any]]:
+    """The ``vs_version`` rows: each system_version answered on ``date`` against every other
+    version of ``tables`` ({date: comparison_units}, this date and the window before it), per
+    engine that answered with both; none unless there are two versions."""
+    tables = {d: t for d, t in tables.items() if "system_version" in t.column_names}
+    days: dict[str, list[str]] = {}
+    for d, table in sorted(tables.items()):
+        for v in sorted({v for v in table.column("system_version").to_pylist() if v}):
+            days.setdefault(v, []).append(d)
+    today = sorted(v for v, ds in days.items() if date in ds)
+    if len(days) < 2 or not today:
+        return []
+    sides = {v: Sides.of([t.filter(pc.equal(t.column("system_version"), v))
+                          for d, t in sorted(tables.items()) if d in ds])
+             for v, ds in days.items()}
+
+    def period(v: str) -> str:
+        ds = days[v]
+        return ds[0] if len(ds) == 1 else f"{ds[0]}..{ds[-1]}"
+
+    pairs = []
+    for va in today:
+        for vb in sorted(days):
+            if vb == va or (vb in today and vb < va):
+                continue  # two versions of this date: one row, the first sorted as side a
+            both = set(sides[va].engines()) & set(sides[vb].engines())
+            pairs += [(Label(e, period(va), codebook, va), Label(e, period(vb), codebook, vb),
+                       sides[va], sides[vb])
+                      for e in engine_sides if e == ALL or e in both]
+    return _rows("vs_version", pairs)
 
 
 def history(derived: Any, date: str, version: str, days: int) -> dict[str, pa.Table]:

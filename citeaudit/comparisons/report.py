@@ -47,6 +47,9 @@ def _describe(r: dict[str, Any]) -> str:
         return f"{r['engine_a']} vs {r['engine_b']}"
     if r["family"] == "vs_codebook":
         return f"{r['engine_a']}: codebook {r['codebook_a']} vs {r['codebook_b']}"
+    if r["family"] == "vs_version":
+        return (f"{r['engine_a']}: version {r['version_a']} ({r['period_a']}) vs "
+                f"{r['version_b']} ({r['period_b']})")
     if r["family"] == "vs_baseline":
         return f"{r['engine_a']}: {r['period_a']} vs baseline {r['period_b']}"
     return f"{r['engine_a']}: {r['period_a']} vs {r['period_b']}"
@@ -59,8 +62,10 @@ def _row(r: dict[str, Any]) -> dict[str, Any]:
         r["difference"] < 0 if m.higher_is_better else r["difference"] > 0)
     return {**r, "title": m.title, "what": _describe(r), "worse": worse,
             "diff_text": _fmt(r["difference"], rate),
+            # below the floor of evidence: the difference, untested, and why
             "ci_text": (f"[{_fmt(r['ci_low'], rate)}, {_fmt(r['ci_high'], rate)}]"
-                        if r["ci_low"] is not None else ""),
+                        if r["ci_low"] is not None else
+                        f"(no interval: {r['reason']})" if r.get("reason") else ""),
             "a_text": "—" if r["estimate_a"] is None else
             (f"{100 * r['estimate_a']:.1f}%" if rate else f"{r['estimate_a']:,.0f}"),
             "b_text": "—" if r["estimate_b"] is None else
@@ -89,3 +94,27 @@ def context(derived: Path, date: str, version: str) -> dict[str, Any] | None:
         "rows": rows,
         "n_rows": len(rows),
     }
+
+
+def baseline_bands(derived: Path, date: str, version: str) -> dict[str, dict[str, Any]]:
+    """{metric: band} for the trend plots: all engines' ``vs_baseline`` row of this date,
+    drawn as the range of values today's estimate could take with no change from the baseline
+    window: ``estimate_b`` widened by the interval of the difference, ``[estimate_b −
+    (ci_high − difference), estimate_b + (difference − ci_low)]``. Today's point lies outside
+    the band exactly when the difference's interval excludes 0 (before Holm's adjustment).
+    Rows below the floor of evidence, or unresolved, have no band."""
+    table = parquet_io.read_optional(derived, "comparisons",
+                                     {"observation_date": date, "codebook": version})
+    if table is None:
+        return {}
+    bands = {}
+    for r in table.to_pylist():
+        if (r["family"] == "vs_baseline" and r["engine_a"] == "all"
+                and r["verdict"] == "estimated" and r["ci_low"] is not None):
+            first, _, last = r["period_b"].partition("..")
+            bands[r["metric"]] = {
+                "low": r["estimate_b"] - (r["ci_high"] - r["difference"]),
+                "high": r["estimate_b"] + (r["difference"] - r["ci_low"]),
+                "level": r["estimate_b"], "dates": (first, date),
+                "label": f"baseline {r['period_b']}"}
+    return bands

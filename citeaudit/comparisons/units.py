@@ -5,7 +5,8 @@ DuckDB's ``metric_units`` exactly as the ``metrics`` asset does), so a compariso
 estimates are the metrics table's engine rows. They are reduced to one row per query (its
 clusters' sums of ``w*y`` and ``w`` over the resolved units, and the unresolved count beside),
 which is all a difference of Hájek ratios and its cluster-robust variance need; earlier dates
-and other codebooks are compared from these rows, never recomputed.
+and other codebooks are compared from these rows, never recomputed. A query's units are split
+by the answers' ``system_version`` (null when not given), for the comparison of versions.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
 from citeaudit import duck, parquet_io
@@ -27,6 +29,7 @@ SCHEMA = pa.schema(
         ("metric", pa.string()),
         ("engine", pa.string()),
         ("domain", pa.string()),
+        ("system_version", pa.string()),
         ("query_id", pa.string()),
         ("units", pa.int64()),
         ("resolved", pa.int64()),
@@ -49,6 +52,7 @@ def query_sums(derived: Path, date: str, version: str) -> pa.Table:
             con.execute("SET threads = 1")
             duck.spill_to_disk(con, MEMORY_LIMIT, spill)
             names = inputs.register(con, tables)
+            _answer_versions(con, names)
             select_units(con, names)
             table = duck.query(con, "comparisons/select_query_sums", {"weighted": weighted})
         finally:
@@ -56,8 +60,24 @@ def query_sums(derived: Path, date: str, version: str) -> pa.Table:
     return table.cast(SCHEMA)
 
 
+def _answer_versions(con: duckdb.DuckDBPyConnection, names: set[str]) -> None:
+    """The view ``answer_versions`` (answer_id, system_version): the answers' versions, null
+    when the answers carry none (or were written before the column existed)."""
+    columns = con.sql("SELECT * FROM answers LIMIT 0").columns if "answers" in names else []
+    if "system_version" in columns:
+        con.sql("SELECT answer_id, system_version FROM answers").create_view("answer_versions")
+    else:
+        con.sql("SELECT NULL::VARCHAR AS answer_id, NULL::VARCHAR AS system_version "
+                "WHERE false").create_view("answer_versions")
+
+
 def read(derived: Path, date: str, version: str) -> pa.Table | None:
-    """The written ``comparison_units`` of one date × codebook; None when not materialized."""
+    """The written ``comparison_units`` of one date × codebook; None when not materialized
+    (one written before ``system_version`` existed reads with it null)."""
     table = parquet_io.read_optional(derived, TABLE, {"observation_date": date,
                                                       "codebook": version})
-    return None if table is None else table.select(SCHEMA.names).cast(SCHEMA)
+    if table is None:
+        return None
+    if "system_version" not in table.column_names:
+        table = table.append_column("system_version", pa.nulls(table.num_rows, pa.string()))
+    return table.select(SCHEMA.names).cast(SCHEMA)

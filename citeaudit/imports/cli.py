@@ -27,12 +27,13 @@ def _cmd(args: argparse.Namespace) -> int:
             print(f"error: no such file: {missing[0]}")
             return 2
         for summary in engines.import_paths(args.dataset, args.path, args.out,
-                                            engine=args.engine, observed_at=args.observed_at):
+                                            engine=args.engine, observed_at=args.observed_at,
+                                            label=args.label):
             print(json.dumps(summary, sort_keys=True))
         print(f"next: citeaudit run --raw {args.out} --derived <DERIVED>")
         return 0
-    if len(args.path) != 1 or args.engine or args.observed_at:
-        print(f"error: {args.dataset} takes one PATH and no --engine/--observed-at")
+    if len(args.path) != 1 or args.engine or args.observed_at or args.label:
+        print(f"error: {args.dataset} takes one PATH and no --engine/--observed-at/--label")
         return 2
     module = IMPORTERS[args.dataset]
     result = module.import_file(args.path[0], args.out, args.date or module.DEFAULT_DATE)
@@ -66,4 +67,8 @@ def register_cli(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--observed-at", metavar="T",
                    help="RFC 3339 time the answers were observed (default: the response's "
                         "creation time; Anthropic and AI Studio Gemini responses carry none)")
+    p.add_argument("--label", metavar="VERSION",
+                   help="the answering system's version (a model update, a retrieval change), "
+                        "written as the answers' system_version: `citeaudit compare` then "
+                        "compares versions before vs after on the same queries (vs_version)")
     p.set_defaults(func=_cmd)

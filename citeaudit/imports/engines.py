@@ -180,8 +180,10 @@ def write_outcomes(out: Path, fmt: str, kept: str, stem: str,
 
 
 def import_paths(fmt: str, paths: list[Path], out: Path, *, engine: str | None = None,
-                 observed_at: str | None = None) -> list[dict]:
-    """Import response files of one format into ``out``; one summary per input file."""
+                 observed_at: str | None = None, label: str | None = None) -> list[dict]:
+    """Import response files of one format into ``out``; one summary per input file.
+    ``label``: the answers' ``system_version`` (a model or retrieval version, compared
+    before vs after in ``comparisons``)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
     when = rfc3339(observed_at) if observed_at else None
@@ -207,6 +209,8 @@ def import_paths(fmt: str, paths: list[Path], out: Path, *, engine: str | None =
         for o in outcomes:
             if o.answer is not None:
                 o.answer["import"]["file"] = kept
+                if label is not None:
+                    o.answer["system_version"] = label
         replaced = forget_earlier(out, fmt, stem, path.suffix, keep=kept)
         counts = write_outcomes(out, fmt, kept, stem, outcomes)
         summaries.append({"file": str(path), "kept": kept, "engine": engine, **counts,

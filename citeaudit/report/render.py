@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from citeaudit import duck, parquet_io, storage
+from citeaudit.comparisons import domains as cited_domains
 from citeaudit.comparisons import report as changes
 from citeaudit.metrics import inputs
 from citeaudit.metrics.definitions import BY_NAME, DEFINITIONS, METHODS, METRICS
@@ -211,7 +212,8 @@ def _breakdown(rows: list[dict[str, Any]], metric: str, order: tuple[str, ...],
             "rows": table, "categories": cats}
 
 
-def _trend(trend: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+def _trend(trend: list[dict[str, Any]], bands: dict[str, dict[str, Any]] | None = None
+           ) -> tuple[list[str], list[dict[str, Any]]]:
     dates = sorted({t["observation_date"] for t in trend})
     plots = []
     for metric in hl.HEADLINE:
@@ -227,7 +229,7 @@ def _trend(trend: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]
             continue
         plots.append({"metric": metric, "title": m.title, "svg": Markup(svg.trend_plot(
             series, dates, title=f"{m.title} over observation dates",
-            percent=m.kind == "rate"))})
+            percent=m.kind == "rate", band=(bands or {}).get(metric)))})
     return dates, plots
 
 
@@ -391,7 +393,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
 
     head_rows = [{"engine": engine, "cells": [_cell(r, m) for m, r in cells]}
                  for engine, cells in hl.headline_rows(rows)]
-    dates, trend_plots = _trend(trend)
+    dates, trend_plots = _trend(trend, changes.baseline_bands(derived, date, version))
     period_dates, period = hl.period_cells(trend)
     missing = [{"metric": r["metric"], "title": BY_NAME[r["metric"]].title, "note": r["note"]}
                for r in rows if r["reason"] == "input_missing"]
@@ -428,6 +430,7 @@ def build(derived: Path, date: str, version: str, *, codebook_description: str =
         "limit": FINDINGS_LIMIT,
         "caveats": caveats or [],
         "changes": changes.context(derived, date, version),
+        "cited_domains": cited_domains.report_context(derived, date, version),
     }
     html = _env().get_template("report.html.j2").render(**context)
     folder = report_dir(derived, date, version)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf",
            "#7f7f7f", "#bcbd22", "#e377c2")
@@ -186,11 +187,31 @@ def stacked_bars(bars: list[tuple[str, dict[str, int]]], *, title: str,
     return "".join(parts)
 
 
+def _band(band: dict, xs: dict[str, float], y: Any, step: float, percent: bool) -> str:
+    """The shaded baseline band over the dates it spans (those on the plot), its level
+    dashed."""
+    first, last = band["dates"]
+    inside = [x for d, x in xs.items() if first <= d <= last]
+    if not inside:
+        return ""
+    x0, x1 = min(inside) - step / 2, max(inside) + step / 2
+    y_hi, y_lo, y_level = y(band["high"]), y(band["low"]), y(band["level"])
+    tip = _e(f"{band['label']}: {_fmt(band['level'], percent)}; no change from it puts this "
+             f"date between {_fmt(band['low'], percent)} and {_fmt(band['high'], percent)}")
+    return (f'<g class="band"><title>{tip}</title><rect x="{x0:.1f}" y="{y_hi:.1f}" '
+            f'width="{x1 - x0:.1f}" height="{max(y_lo - y_hi, 1):.1f}" fill="#1f5fa8" '
+            f'fill-opacity="0.12"/><line x1="{x0:.1f}" y1="{y_level:.1f}" x2="{x1:.1f}" '
+            f'y2="{y_level:.1f}" stroke="#1f5fa8" stroke-dasharray="4,3" '
+            f'stroke-opacity="0.6"/></g>')
+
+
 def trend_plot(series: dict[str, list[tuple[str, float | None, float | None, float | None]]],
                dates: list[str], *, title: str, percent: bool = True,
-               width: int = 640) -> str:
+               width: int = 640, band: dict | None = None) -> str:
     """Estimates over observation dates, one coloured line (with interval whiskers) per
-    series; a date without a value leaves a gap."""
+    series; a date without a value leaves a gap. ``band`` (optional: ``low``, ``high``,
+    ``level``, ``dates`` (first, last), ``label``): a shaded range over those dates, the
+    baseline band of :func:`citeaudit.comparisons.report.baseline_bands`."""
     left, right, top, bottom = 56, 150, 16, 40
     height = 220
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -217,6 +238,8 @@ def trend_plot(series: dict[str, list[tuple[str, float | None, float | None, flo
     for d in dates:
         parts.append(f'<text x="{xs[d]:.1f}" y="{height - 20}" text-anchor="middle" '
                      f'fill="#555">{_e(d)}</text>')
+    if band is not None:
+        parts.append(_band(band, xs, y, plot_w / max(1, len(dates)), percent))
     names = sorted(series, key=lambda n: (n != "all engines", n))  # the margin first, in black
     for i, name in enumerate(names):
         pts = series[name]

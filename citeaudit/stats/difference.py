@@ -24,6 +24,11 @@ at 0 or 1 exactly, where a side has no residual variance at all, the adjusted bi
 variance itself is added. Coverage is checked by simulation
 (``tests/comparisons/test_difference.py``; larger: ``benchmarks/bench_comparisons.py``).
 
+Below a floor of evidence (:func:`below_floor`: too few query clusters on a side, or too
+few clusters holding an event or a non-event) the t interval on a sandwich variance is not to
+be trusted -- one query can make a 69-point difference look significant -- and a caller
+reports the difference without an interval or p-value.
+
 Pure: no I/O, no global state, no randomness (a rerun gives the same bytes).
 """
 
@@ -36,6 +41,13 @@ from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 METHOD = "paired_cluster_linearized"
+# The floor under an interval and a p-value (:func:`below_floor`). The cluster-robust
+# variance is a sum over clusters: with fewer than about ten on a side it is itself too
+# noisy for a t interval to hold its level (Cameron and Miller's "few clusters"), and a side
+# of one or two queries has almost no residual variance at all. A rate whose events (or
+# non-events) sit in a handful of queries has the same problem however many queries there are.
+MIN_CLUSTERS = 10
+MIN_EVENT_CLUSTERS = 5
 
 
 @dataclass(frozen=True)
@@ -151,6 +163,53 @@ def ratio_difference(
     notes.append(f"{g} query clusters ({paired} paired), t with {df} df")
     return Difference(ra, rb, diff, float(low), float(high), se, p, paired, only_a, only_b,
                       alpha=alpha, notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class Floor:
+    """Why a difference gets no interval and no p-value: ``reason`` (``too_few_clusters`` or
+    ``too_few_events``) and the counts, in words (``note``)."""
+
+    reason: str
+    note: str
+
+
+def below_floor(
+    a_num: ArrayLike,
+    a_den: ArrayLike,
+    b_num: ArrayLike,
+    b_den: ArrayLike,
+    *,
+    rate: bool = True,
+    min_clusters: int = MIN_CLUSTERS,
+    min_event_clusters: int = MIN_EVENT_CLUSTERS,
+) -> Floor | None:
+    """None when the evidence is enough for :func:`ratio_difference`'s interval to be read,
+    else why not (same per-cluster arrays as there).
+
+    * ``too_few_clusters``: a side has resolved units in fewer than ``min_clusters`` queries;
+    * ``too_few_events`` (rates only): fewer than ``min_event_clusters`` (query, side) cells
+      hold an event (a unit counted 1), or fewer hold a non-event (a unit counted 0), over the
+      two sides together: a difference carried by a few queries' events.
+    """
+    an, ad, bn, bd = _sides(a_num, a_den, b_num, b_den)
+    ga, gb = int((ad > 0).sum()), int((bd > 0).sum())
+    if min(ga, gb) < min_clusters:
+        return Floor("too_few_clusters",
+                     f"{ga} and {gb} queries with resolved units on the two sides (at least "
+                     f"{min_clusters} each for an interval): no interval, no p-value")
+    if not rate:
+        return None
+    events = int((an > 0).sum() + (bn > 0).sum())
+    # a cell holds a non-event when its w*y falls short of its w (a tolerance for float sums)
+    non_events = int(((ad > 0) & (an < ad * (1 - 1e-9))).sum()
+                     + ((bd > 0) & (bn < bd * (1 - 1e-9))).sum())
+    if min(events, non_events) < min_event_clusters:
+        return Floor("too_few_events",
+                     f"{events} query-sides with an event and {non_events} with a non-event "
+                     f"(at least {min_event_clusters} of each for an interval): no interval, "
+                     "no p-value")
+    return None
 
 
 def holm(p_values: ArrayLike) -> np.ndarray:

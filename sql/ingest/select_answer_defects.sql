@@ -22,7 +22,9 @@ answer_fields (field, kind, required, parent) AS (
         ('cost', 'object', false, NULL),
         ('cost.input_tokens', 'count', true, 'cost'),
         ('cost.output_tokens', 'count', true, 'cost'),
-        ('claims', 'array', true, NULL)
+        ('claims', 'array', true, NULL),
+        ('system_version', 'string', false, NULL),
+        ('retrieved_not_cited', 'array', false, NULL)
 ),
 claim_fields (field, kind, required) AS (
     VALUES

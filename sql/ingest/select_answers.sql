@@ -14,6 +14,11 @@ SELECT
     t.answer.cost.input_tokens AS input_tokens,
     t.answer.cost.output_tokens AS output_tokens,
     len(t.answer.claims)::INTEGER AS n_claims,
+    t.answer.system_version,
+    -- the URLs of the sources the engine retrieved but no claim cites (engine imports)
+    list_filter(list_transform(t.answer.retrieved_not_cited, lambda r: r.url),
+        lambda u: u IS NOT NULL)
+        AS retrieved_not_cited,
     t.file AS source_file,
     t.line::INTEGER AS source_line
 FROM typed_answers AS t

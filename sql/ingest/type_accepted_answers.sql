@@ -11,6 +11,7 @@ SELECT
           "context_chunk_ids": ["VARCHAR"],
           "strata": {"domain": "VARCHAR", "risk_band": "VARCHAR", "inclusion_prob": "DOUBLE"},
           "cost": {"input_tokens": "BIGINT", "output_tokens": "BIGINT"},
+          "system_version": "VARCHAR", "retrieved_not_cited": [{"url": "VARCHAR"}],
           "claims": [{"claim_id": "VARCHAR", "span": ["INTEGER"], "text": "VARCHAR",
                       "verification_worthy": "BOOLEAN",
                       "citations": [{"citation_id": "VARCHAR", "tag": "VARCHAR",

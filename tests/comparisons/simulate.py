@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from citeaudit.stats.difference import Difference, ratio_difference
+from citeaudit.stats.difference import Difference, below_floor, ratio_difference
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,10 @@ def true_difference(pop: dict[str, np.ndarray]) -> float:
 
 
 def draw(pop: dict[str, np.ndarray], rng: np.random.Generator, *,
-         fresh: bool = False) -> Difference:
+         fresh: bool = False, floor: bool = False) -> Difference:
     """One sample of queries (Poisson, inclusion probability ``pi``) and its difference;
-    ``fresh``: the units' outcomes drawn anew (a new day of the same engine, for A/A)."""
+    ``fresh``: the units' outcomes drawn anew (a new day of the same engine, for A/A);
+    ``floor``: no interval below the floor of evidence, as the ``comparisons`` table."""
     s = rng.random(pop["m"].size) < pop["pi"]
     m, w = pop["m"][s], 1.0 / pop["pi"][s]
     if fresh:
@@ -70,19 +71,25 @@ def draw(pop: dict[str, np.ndarray], rng: np.random.Generator, *,
     else:
         ya, yb = pop["ya"][s], pop["yb"][s]
     a, b = pop["on_a"][s], pop["on_b"][s]
-    return ratio_difference(ya * w * a, m * w * a, yb * w * b, m * w * b,
-                            a_units=m * a, b_units=m * b)
+    sums = (ya * w * a, m * w * a, yb * w * b, m * w * b)
+    d = ratio_difference(*sums, a_units=m * a, b_units=m * b)
+    if floor and below_floor(*sums) is not None:
+        return Difference(d.estimate_a, d.estimate_b, d.difference, None, None, None, None,
+                          d.n_paired, d.n_only_a, d.n_only_b)
+    return d
 
 
-def coverage(s: Scenario, draws: int, seed: int) -> tuple[float, float, int]:
+def coverage(s: Scenario, draws: int, seed: int, *,
+             floor: bool = False) -> tuple[float, float, int]:
     """(share of intervals covering the true difference, true difference, draws with an
-    interval)."""
+    interval); ``floor``: only the intervals the ``comparisons`` table gives (above the floor
+    of evidence)."""
     pop = population(s, seed)
     truth = true_difference(pop)
     rng = np.random.default_rng(seed + 1)
     hit = n = 0
     for _ in range(draws):
-        d = draw(pop, rng)
+        d = draw(pop, rng, floor=floor)
         if d.low is None:
             continue
         n += 1

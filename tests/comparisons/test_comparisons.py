@@ -19,12 +19,13 @@ from citeaudit.demo_corpus import regression
 D1, D2 = "2026-11-01", "2026-11-02"
 
 
-def _units(rows: list[tuple]) -> pa.Table:
-    """comparison_units rows: (metric, engine, query, resolved, unresolved, sum_wy, sum_w)."""
+def _units(rows: list[tuple], version: str | None = None) -> pa.Table:
+    """comparison_units rows: (metric, engine, query, resolved, unresolved, sum_wy, sum_w),
+    every answer of ``version``."""
     cols = list(zip(*rows, strict=True))
     return pa.table({
         "metric": list(cols[0]), "engine": list(cols[1]), "domain": ["news"] * len(rows),
-        "query_id": list(cols[2]),
+        "system_version": [version] * len(rows), "query_id": list(cols[2]),
         "units": [r + u for r, u in zip(cols[3], cols[4], strict=True)],
         "resolved": list(cols[3]), "unresolved": list(cols[4]), "sum_wy": list(cols[5]),
         "sum_w": list(cols[6])}, schema=units.SCHEMA)
@@ -88,6 +89,62 @@ def test_a_side_without_resolved_units_is_unresolved_not_zero() -> None:
     assert row["verdict"] == "unresolved" and row["reason"] == "no_resolved_units"
     assert row["difference"] is None and row["p_value"] is None
     assert row["unresolved_b"] == 120 and row["significant"] is None
+
+
+def test_too_few_clusters_is_not_significance() -> None:
+    """One query's 69-point jump on a side of 8 queries (as in ``make demo``'s omission rows):
+    the difference is reported, without interval or p-value, never significant, and an alert
+    rule that would fire on anything (alpha 0.99, any direction) stays silent."""
+    few = [f"q{i}" for i in range(8)]
+    a = _panel("a", {q: (4 if q == "q0" else 3) for q in few})
+    b = _panel("b", {q: (0 if q == "q0" else 1) for q in few})
+    [row] = compute.compare(_units(a + b), D2, "v1", baseline_days=0).to_pylist()
+    assert row["verdict"] == "estimated" and row["reason"] == "too_few_clusters"
+    assert row["difference"] == pytest.approx(25 / 32 - 7 / 32)
+    assert (row["ci_low"], row["ci_high"], row["se"], row["p_value"], row["p_adjusted"],
+            row["significant"]) == (None,) * 6
+    assert "8 and 8 queries" in row["note"] and "never an alert" in row["note"]
+    from citeaudit.comparisons import report
+    shown = report._row(row)
+    assert shown["diff_text"] == "+56.2 pp" and shown["ci_text"] == \
+        "(no interval: too_few_clusters)"
+    rule = AlertRule(name="any", metric="*", family="*", direction="either", alpha=0.99)
+    assert alerts.evaluate([rule], compute.compare(_units(a + b), D2, "v1", baseline_days=0)
+                           ).num_rows == 0
+    # the same difference on 10 queries a side is tested (and, here, significant)
+    ten = [f"q{i}" for i in range(10)]
+    a10 = _panel("a", {q: 3 for q in ten})
+    b10 = _panel("b", {q: 1 for q in ten})
+    [tested] = compute.compare(_units(a10 + b10), D2, "v1", baseline_days=0).to_pylist()
+    assert tested["reason"] is None and tested["significant"]
+    assert alerts.evaluate([rule], compute.compare(_units(a10 + b10), D2, "v1",
+                                                   baseline_days=0)).num_rows == 1
+
+
+def test_too_few_events_is_not_significance() -> None:
+    """40 queries a side, but every dead citation in 3 of them: too few events to test."""
+    a = _panel("a", {q: (4 if i < 3 else 0) for i, q in enumerate(QUERIES)})
+    b = _panel("b", {q: 0 for q in QUERIES})
+    [row] = compute.compare(_units(a + b), D2, "v1", baseline_days=0).to_pylist()
+    assert row["reason"] == "too_few_events" and row["p_value"] is None
+    assert row["difference"] == pytest.approx(12 / 160)
+    # the same with events in 5 queries is tested; so is the mirror (non-events in 5)
+    a5 = _panel("a", {q: (4 if i < 5 else 0) for i, q in enumerate(QUERIES)})
+    [five] = compute.compare(_units(a5 + b), D2, "v1", baseline_days=0).to_pylist()
+    assert five["reason"] is None and five["p_value"] is not None
+    full = _panel("a", {q: (0 if i < 3 else 4) for i, q in enumerate(QUERIES)})
+    top = _panel("b", {q: 4 for q in QUERIES})
+    [mirror] = compute.compare(_units(full + top), D2, "v1", baseline_days=0).to_pylist()
+    assert mirror["reason"] == "too_few_events"
+
+
+def test_the_floor_does_not_apply_to_means() -> None:
+    """Tokens per answer: no events to count, only the clusters."""
+    rows = [("cost_per_served_answer", e, q, 1, 0, float(v), 1.0)
+            for e, v in (("a", 2000), ("b", 1000)) for q in QUERIES[:12]]
+    rows = [(m, e, q, r, u, y + (i % 3), w) for i, (m, e, q, r, u, y, w) in enumerate(rows)]
+    [row] = compute.compare(_units(rows), D2, "v1", baseline_days=0).to_pylist()
+    assert row["reason"] is None and row["significant"]
 
 
 def test_weights_are_respected() -> None:
@@ -308,3 +365,90 @@ def test_compare_exits_3_on_a_planted_alert(demo_run, tmp_path: Path, capsys) ->
                      "--date", date])
     out = capsys.readouterr().out
     assert code == 3 and f"ALERT any-rise (error): {regression.ENGINE}: dead_rate" in out
+
+
+def test_versions_are_compared_before_vs_after_on_the_same_queries() -> None:
+    """Engine a answered with version m1 yesterday and m2 today (the same 40 queries): the
+    vs_version row pairs them by query; a rule on the family fires; two versions of one
+    date give one row; no version, no row."""
+    before = _units(_panel("a", {q: (1 if i % 10 == 0 else 0) for i, q in enumerate(QUERIES)}),
+                    version="m1")
+    after = _units(_panel("a", {q: (2 if i % 2 == 0 else 0) for i, q in enumerate(QUERIES)}),
+                   version="m2")
+    table = compute.compare(after, D2, "v1", history={D1: before}, baseline_days=7)
+    [row] = [r for r in table.to_pylist() if r["family"] == "vs_version"
+             and r["engine_a"] == "a"]
+    assert (row["version_a"], row["version_b"], row["period_a"], row["period_b"]) == \
+        ("m2", "m1", D2, D1)
+    assert row["estimate_a"] == pytest.approx(40 / 160)
+    assert row["estimate_b"] == pytest.approx(4 / 160)
+    assert row["paired_queries"] == 40 and row["significant"]
+    rule = AlertRule(name="model-update", metric="dead_rate", engine="a", family="vs_version",
+                     direction="worse")
+    [fired] = alerts.evaluate([rule], table).to_pylist()
+    assert (fired["version_a"], fired["version_b"]) == ("m2", "m1")
+    assert "version m2" in fired["detail"] and "version m1" in fired["detail"]
+    # an A/B night: both versions on this date, half the panel each
+    ab = pa.concat_tables([
+        _units(_panel("a", {q: 1 for q in QUERIES[:20]}), version="m2"),
+        _units(_panel("a", {q: 0 for q in QUERIES[20:]}), version="m1")])
+    rows = [r for r in compute.compare(ab, D2, "v1", baseline_days=0).to_pylist()
+            if r["family"] == "vs_version"]
+    assert [(r["engine_a"], r["version_a"], r["version_b"], r["paired_queries"])
+            for r in rows] == [("a", "m1", "m2", 0), ("all", "m1", "m2", 0)]
+    # no version on any answer (and units written before the column existed): no such row
+    plain = _units(_panel("a", {q: 1 for q in QUERIES}))
+    assert "vs_version" not in compute.compare(plain, D2, "v1", history={D1: plain.drop(
+        ["system_version"])}).column("family").to_pylist()
+
+
+def test_import_label_is_the_answers_system_version(tmp_path: Path) -> None:
+    """``citeaudit import openai ... --label m2`` writes system_version on every answer."""
+    import json
+
+    response = {"object": "response", "id": "resp_1", "created_at": 1764504000,
+                "model": "gpt-x", "output": [
+                    {"type": "web_search_call", "action": {"query": "capital of France",
+                     "sources": [{"url": "https://wiki.example/Paris"}]}},
+                    {"type": "message", "content": [{
+                        "type": "output_text", "text": "Paris is the capital of France.",
+                        "annotations": [{"type": "url_citation", "start_index": 24,
+                                         "end_index": 31, "url": "https://example.org/p"}]}]}]}
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps(response), encoding="utf-8")
+    out = tmp_path / "raw"
+    assert cli.main(["import", "openai", str(src), "--out", str(out), "--label", "m2"]) == 0
+    [answers] = list((out / "answers").rglob("*.jsonl"))
+    rows = [json.loads(x) for x in answers.read_text(encoding="utf-8").splitlines()]
+    assert rows and all(r["system_version"] == "m2" for r in rows)
+    assert rows[0]["retrieved_not_cited"] == [{"url": "https://wiki.example/Paris"}]
+
+
+def test_the_baseline_band_excludes_today_exactly_when_the_difference_does(tmp_path) -> None:
+    """The trend plots' band: today's estimate lies outside it exactly when the interval of
+    the difference from the baseline excludes 0; a row below the floor has no band."""
+    from citeaudit import parquet_io
+    from citeaudit.comparisons import report
+    from citeaudit.report import svg
+
+    today = _units(_panel("a", {q: (2 if i % 2 == 0 else 0) for i, q in enumerate(QUERIES)}))
+    same = _units(_panel("a", {q: (2 if i % 2 == 1 else 0) for i, q in enumerate(QUERIES)}))
+    low = _units(_panel("a", {q: (1 if i % 8 == 0 else 0) for i, q in enumerate(QUERIES)}))
+    for history, outside in (({D1: low}, True), ({D1: same}, False)):
+        table = compute.compare(today, D2, "v1", history=history)
+        parquet_io.write_partition(table, tmp_path, "comparisons",
+                                   {"observation_date": D2, "codebook": "v1"})
+        band = report.baseline_bands(tmp_path, D2, "v1")["dead_rate"]
+        [row] = [r for r in table.to_pylist() if r["family"] == "vs_baseline"
+                 and r["engine_a"] == "all" and r["metric"] == "dead_rate"]
+        assert (not band["low"] <= row["estimate_a"] <= band["high"]) is outside
+        assert (row["ci_low"] > 0 or row["ci_high"] < 0) is outside
+        assert band["dates"] == (D1, D2) and band["level"] == row["estimate_b"]
+        plot = svg.trend_plot({"all engines": [(D1, row["estimate_b"], None, None),
+                                               (D2, row["estimate_a"], None, None)]},
+                              [D1, D2], title="dead", band=band)
+        assert '<g class="band">' in plot and "baseline 2026-11-01" in plot
+    few = _units(_panel("a", {q: 1 for q in QUERIES[:5]}))
+    parquet_io.write_partition(compute.compare(few, D2, "v1", history={D1: few}), tmp_path,
+                               "comparisons", {"observation_date": D2, "codebook": "v1"})
+    assert report.baseline_bands(tmp_path, D2, "v1") == {}

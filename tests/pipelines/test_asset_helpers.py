@@ -40,7 +40,7 @@ GROUPS = {
                     "source_risk_claim_ledger"},
     "source_risk_conformance": {"source_risk_conformance"},
     "metrics": {"metrics"},
-    "comparisons": {"comparison_units", "comparisons", "alerts"},
+    "comparisons": {"comparison_units", "comparisons", "alerts", "cited_domains"},
     "report": {"report"},
     "catalog": {"catalog"},
 }

@@ -66,6 +66,7 @@ def test_run_writes_every_asset_and_a_rerun_gives_the_same_bytes(
         "comparison_units",
         "comparisons",
         "alerts",
+        "cited_domains",
     }
     assert set(judged_assets()) <= assets and set(daily_assets()) <= assets
     assert not list(demo_run.derived.rglob("*.tmp")), "a temporary file was left behind"
