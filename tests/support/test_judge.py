@@ -23,7 +23,8 @@ SCENARIOS = ["ok", "unsupported", "rate_limited", "server_error", "slow", "malfo
              "outside_set", "bad_request", "always_500", "fenced"]
 
 
-def policy(claim: str, passage: str, n: int) -> Reply:
+def policy(claim: str, passage: str, n: int, pair: str | None) -> Reply:
+    assert pair == f"c-{claim}/t"  # the grader names the pair beside the request
     if claim == "ok":
         return Reply(label="fully_supported", confidence=0.93)
     if claim == "unsupported":
