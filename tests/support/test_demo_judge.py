@@ -1,8 +1,8 @@
 """The demo's chain for the support rate from a review sample, on the shared demo run (no run of
 its own): the planted truth of every citation, the judge stand-in answering from it over real
 HTTP (the ``llm`` grader, the official SDK) at its set agreement, a sample drawn with the
-judge's labels, the demo's annotators labelling it, and the metrics row and the summary line
-that show human-only and PPI side by side."""
+judge's labels, the demo's annotators labelling it, the metrics row and the summary line that
+show human-only and PPI side by side, and ``validate-grader`` on the stand-in."""
 
 from __future__ import annotations
 
@@ -19,7 +19,15 @@ from citeaudit.demo_corpus import annotations
 from citeaudit.demo_corpus.judge_standin import JudgeStandIn, agreeing_policy, demo_truth
 from citeaudit.ingest import raw_check
 from citeaudit.metrics.compute import compute_partition
-from citeaudit.support import adjudication, graders, judge, judgments, sample, summary
+from citeaudit.support import (
+    adjudication,
+    graders,
+    judge,
+    judgments,
+    sample,
+    summary,
+    validate,
+)
 
 
 def _human_items(raw) -> dict[tuple[str, str], list[str]]:
@@ -133,6 +141,20 @@ def test_the_demo_chain_shows_ppi_beside_human_only(judged, capsys) -> None:
     assert row["ppi_lambda"] > 0.2 and row["ppi_width_ratio"] < 0.95
     assert row["sample_ci_low"] <= row["sample_estimate"] <= row["sample_ci_high"]
     assert row["ppi_ci_low"] <= row["ppi_estimate"] <= row["ppi_ci_high"]
+
+    # the other support rates say why the sample of pairs gives them no estimate
+    for metric in ("citation_precision", "citation_recall", "liu_citation_precision"):
+        other = next(r for r in rows if r["metric"] == metric and r["margin"] == "overall")
+        assert other["ppi_reason"] == "not_a_pair_rate" and other["ppi_estimate"] is None
+        assert "no estimate from the review sample" in other["ppi_note"]
+
+    # validate-grader on the stand-in: it tracks the demo's people (by construction)
+    rep = validate.project_report(derived, "v1", "llm")
+    overall = rep["labels"]["overall"]
+    assert rep["held_out"] > 30
+    assert overall["balanced_accuracy"][0] > 0.75 and overall["cohen_kappa"][0] > 0.4, overall
+    assert cli.main(["validate-grader", "project", str(derived), "--grader", "llm"]) == 0
+    assert "grader llm vs adjudicated human labels" in capsys.readouterr().out
 
     # the run summary's line, from the metrics table through its SQL
     con = duck.connect()
