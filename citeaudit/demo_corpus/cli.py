@@ -21,6 +21,9 @@ Generate a realistic, deterministic demo corpus for the audit pipeline under OUT
   codebooks/v1.yaml, v2.yaml           two codebook versions (v2 remaps `partial`)
   ground_truth.json                    every planted defect and the verdicts the pipeline
                                        must reproduce exactly
+  ground_truth_support.csv             the planted support truth of every clean citation
+                                       (what the annotators, and make demo's judge
+                                       stand-in, label from)
 
 Same arguments give byte-identical files. Defects are planted at known rates (malformed
 JSON, missing fields, wrong types, bad spans and timestamps, duplicate ids; uncited claims,
