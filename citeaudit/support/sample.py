@@ -257,6 +257,7 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
     for r in drawn:
         status.setdefault(r["stratum"], set()).add(r["status"])
     outside_domain = sorted(h for h, st in status.items() if st == {"label_unresolved"})
+    every_value = {k: sorted({r[k] for r in rows}) for k in ("engine", "domain")}
     if outside_domain:
         rows = [r for r in rows if r["stratum"] not in outside_domain]
         drawn = [r for r in drawn if r["stratum"] not in outside_domain]
@@ -266,7 +267,7 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
     margins = [("overall", None)] + [(k, k) for k in ("engine", "domain") if k in by]
     out = []
     for margin, key in margins:
-        values = sorted({r[key] for r in rows}) if key else ["all"]
+        values = every_value[key] if key else ["all"]  # a margin left empty says so
         for value in values:
             fr = [r for r in rows if key is None or r[key] == value]
             lab = [r for r in drawn if r["status"] == "labelled"
