@@ -501,6 +501,9 @@ def _ppi_columns(con: duckdb.DuckDBPyConnection, names: set[str],
             if why and row["margin"] in ("overall", "engine", "domain"):
                 row.update(ppi_reason="not_a_pair_rate",
                            ppi_note=f"no estimate from the review sample: {why}")
+    version = next((v for g, v in zip(graded.column("grader").to_pylist(),
+                                       graded.column("grader_version").to_pylist(),
+                                       strict=True) if g == grader), None)
     by_key = {(r["margin"], r["engine"], r["domain"]): r for r in rows
               if r["metric"] == PPI_METRIC and r["margin"] in ("overall", "engine", "domain")}
     for p in ppi_rates(review, graded, grader or ""):
@@ -515,6 +518,8 @@ def _ppi_columns(con: duckdb.DuckDBPyConnection, names: set[str],
         if p.get("outside"):
             notes.append(f"{p['outside']} pairs labelled outside the sample: shown in "
                          "review_sample, not used here")
+        if version:
+            notes.insert(0, f"grader {grader} {version}")
         row.update(ppi_grader=grader, ppi_reason=p["reason"],
                    ppi_note="; ".join(notes) or None)
         if res is not None:

@@ -207,6 +207,9 @@ class LLMGrader:
     def __init__(self, book: Codebook, settings: Settings) -> None:
         self.book = book
         self.settings = settings
+        # the model is part of the version a reader sees (grader_version, the report's note),
+        # not only of the opaque digest: "llm 1.0+<model>"
+        self.version = f"{VERSION}+{settings.model}"
         self.accounting = Accounting()
         self._client: Any = None
         self._pace = _Pace(settings.rate)

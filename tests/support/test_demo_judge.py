@@ -137,6 +137,7 @@ def test_the_demo_chain_shows_ppi_beside_human_only(judged, capsys) -> None:
     row = next(r for r in rows if r["metric"] == "full_support_rate"
                and r["margin"] == "overall")
     assert row["ppi_grader"] == "llm" and row["ppi_reason"] is None, row["ppi_note"]
+    assert row["ppi_note"].startswith("grader llm 1.0+citeaudit-judge-stand-in")  # named
     assert row["n_human"] == status["labelled"] and row["n_graded"] == len(llm)
     assert row["ppi_lambda"] > 0.2 and row["ppi_width_ratio"] < 0.95
     assert row["sample_ci_low"] <= row["sample_estimate"] <= row["sample_ci_high"]

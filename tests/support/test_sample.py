@@ -191,6 +191,7 @@ def test_sample_round_trip_keeps_inclusion_probabilities(demo_run, drawn, capsys
     assert row["sample_estimate"] == pytest.approx(res.human_estimate)
     assert (row["n_human"], row["n_graded"], row["ppi_grader"]) == (40, res.N, "locator")
     assert "1 pairs labelled outside the sample" in row["ppi_note"]
+    assert row["ppi_note"].startswith("grader locator 1.0+")
 
     # the report's support section shows both side by side
     parquet_io.write_partition(pa.Table.from_pylist(metrics, schema=METRICS_SCHEMA), derived,
