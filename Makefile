@@ -27,12 +27,32 @@ $(PYWB_STAMP):
 	else echo "warning: could not build $(PYWB_VENV) (pywb); its tests will skip" >&2; fi
 
 ## demo: generate the demo corpus into data/raw, archive its last date live from a loopback
-##       site (127.0.0.1 only), run the whole pipeline, print a summary and what changed on
-##       the last date (the planted regression's alert)
+##       site (127.0.0.1 only), run the whole pipeline with the llm grader asking a judge
+##       STAND-IN (a loopback server that is no model: it agrees with the planted truth on 85%
+##       of pairs), draw a review sample of the last date, have the demo's annotators label it,
+##       rerun that date (the support rate from the sample: human-only and PPI side by side),
+##       print a summary and what changed on the last date (the planted regression's alert)
+DEMO_SAMPLE_N ?= 240
 demo: $(STAMP)
 	$(VENV)/bin/citeaudit demo-corpus --out data/raw
 	$(VENV)/bin/citeaudit demo-archive --raw data/raw
-	$(VENV)/bin/citeaudit run --raw data/raw --derived data/derived
+	@# the judge stand-in runs for the two runs below (the second asks nothing: its replies are
+	@# cached under data/raw/judge_cache) and is stopped by its PID whatever happens
+	@url=$$(mktemp); rm -f $$url; \
+	$(PY) -m citeaudit.demo_corpus.judge_standin --raw data/raw --url-file $$url & pid=$$!; \
+	for i in $$(seq 100); do [ -s $$url ] || sleep 0.1; done; \
+	if [ ! -s "$$url" ]; then kill $$pid; echo "error: the judge stand-in did not start" >&2; \
+	  exit 1; fi; \
+	export CITEAUDIT_JUDGE_BASE_URL=$$(cat $$url) CITEAUDIT_JUDGE_MODEL=citeaudit-judge-stand-in \
+	  CITEAUDIT_JUDGE_RATE=1000 CITEAUDIT_JUDGE_CONCURRENCY=8; rm -f $$url; \
+	last=$$(ls data/raw/answers | tail -n 1); \
+	echo "citeaudit run (every date; the llm grader asks the judge stand-in at $$CITEAUDIT_JUDGE_BASE_URL)"; \
+	$(VENV)/bin/citeaudit run --raw data/raw --derived data/derived --quiet && \
+	$(VENV)/bin/citeaudit sample --raw data/raw --derived data/derived --date $$last \
+	  --n $(DEMO_SAMPLE_N) --by engine --grader llm --replace && \
+	$(VENV)/bin/citeaudit demo-label --raw data/raw --date $$last && \
+	$(VENV)/bin/citeaudit run --raw data/raw --derived data/derived --date $$last --codebook v1; \
+	status=$$?; kill $$pid; exit $$status
 	@# what changed on the last date, and the alerts it fires (exit 3: an alert, as planted)
 	$(VENV)/bin/citeaudit compare --raw data/raw --derived data/derived \
 	    --date $$(ls data/raw/answers | tail -n 1) || [ $$? -eq 3 ]

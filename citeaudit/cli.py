@@ -45,6 +45,8 @@ LAZY_COMMANDS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
         ("demo-corpus",
          "generate a realistic demo corpus (answers, WARCs, annotations, ground truth)"),
         ("demo-archive", "archive the demo's last date live from its own loopback web site"),
+        ("demo-label", "the demo's annotators label its drawn review sample (from the "
+                       "planted truth, with their usual noise)"),
     )),
     ("citeaudit.ops_cli", "register_cli", (
         ("check", "list every file and folder under --raw that will not be read, and why; "

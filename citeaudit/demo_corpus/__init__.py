@@ -10,12 +10,15 @@ from typing import Any
 
 from citeaudit.demo_corpus import site
 from citeaudit.demo_corpus.cli import register_cli as _register_corpus_cli
+from citeaudit.demo_corpus.cli import register_label_cli as _register_label_cli
 from citeaudit.demo_corpus.generate import generate
 
 
 def register_cli(subparsers: Any) -> None:
-    """Add ``demo-corpus`` and ``demo-archive`` (the demo's live crawl of its own site)."""
+    """Add ``demo-corpus``, ``demo-archive`` (the demo's live crawl of its own site) and
+    ``demo-label`` (the demo's annotators label a drawn review sample)."""
     _register_corpus_cli(subparsers)
     site.register_cli(subparsers)
+    _register_label_cli(subparsers)
 
 __all__ = ["generate", "register_cli"]

@@ -4,6 +4,10 @@ Support (the support rubric, docs/references.md#support-rubric): about 40% of th
 citations of accepted answers are judged by two or three annotators under codebook ``v1``'s raw
 labels, with real disagreement (about one item in six, some of them ties that adjudication must
 leave unresolved) and, on some items, an LLM grader whose labels are noisier than the people's.
+Every clean citation's planted truth (the latent support relation the labels are drawn from) is
+written to ``ground_truth_support.csv`` (:func:`truth_rows`); the judge stand-in answers from it
+and, once a review sample is drawn, the same annotators label the drawn pairs from it with the
+same noise (:func:`sample_rows`).
 
 Source risk (the source-risk audit specification, docs/references.md#source-risk-audit):
 sampled (query, source, answer) tuples with predicates I, A, M, D each
@@ -15,13 +19,15 @@ canonical JSON of the line it replaces (:func:`record_digest`).
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from citeaudit.demo_corpus import crawl, pages
 from citeaudit.demo_corpus.answers import AnswerDraft
-from citeaudit.demo_corpus.world import World, rfc3339, web_source
+from citeaudit.demo_corpus.world import World, rfc3339, rng_for, web_source
 
 SUPPORT_COLUMNS = ("claim_id", "citation_id", "annotator_id", "label", "evidence_span",
                    "annotated_at", "codebook_version", "grader")
@@ -60,6 +66,112 @@ D_Q_RANGE = {
 D_R_BASE = {"first_party": 0.95, "sponsored": 0.85, "affiliate": 0.75, "user_generated": 0.3,
             "independent": 0.1}
 D_H_BASE = {"high": 0.8, "medium": 0.5, "low": 0.2}
+
+
+SUPPORT_TRUTH = "ground_truth_support.csv"
+TRUTH_COLUMNS = ("answer_id", "claim_id", "citation_id", "engine", "raw_label", "label")
+V1_LABEL = {"supports": "fully_supported", "partial": "partially_supported",
+            "no_support": "unsupported", "contradicts": "contradicted",
+            "cannot_tell": "unresolved"}
+
+
+def truth_rows(draft: AnswerDraft) -> list[list[str]]:
+    """The planted truth of each clean citation of an accepted answer: its raw label (the
+    ``demo_support`` schema people label in) and that label under codebook ``v1``."""
+    rows = []
+    claims = draft.obj["claims"]
+    for k, cl in enumerate(draft.claims):
+        for j, cd in enumerate(cl.citations):
+            if cd.defect:
+                continue
+            raw = RAW_LABEL[cd.latent]
+            rows.append([draft.obj["answer_id"], claims[k]["claim_id"],
+                         claims[k]["citations"][j]["citation_id"], draft.engine, raw,
+                         V1_LABEL[raw]])
+    return rows
+
+
+def read_truth(out: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """``ground_truth_support.csv`` of a demo raw folder: {(claim_id, citation_id): row}."""
+    path = Path(out) / SUPPORT_TRUTH
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no planted support truth (generate the corpus with "
+                                "citeaudit demo-corpus)")
+    with path.open(encoding="utf-8", newline="") as fh:
+        return {(r["claim_id"], r["citation_id"]): r for r in csv.DictReader(fh)}
+
+
+def _noisy_labels(rng, gold: str) -> list[str]:
+    """Two or three annotators' raw labels of an item whose truth is ``gold``: the same
+    disagreement process as :func:`support_rows` (one item in six contested)."""
+    n = 3 if rng.random() < P_THREE else 2
+    labels = [gold] * n
+    if rng.random() < P_CONTESTED:
+        if n == 3 and rng.random() < 0.2:
+            others = [lab for lab in ALL_LABELS if lab != gold]
+            rng.shuffle(others)
+            labels = [gold, others[0], others[1]]
+            rng.shuffle(labels)
+        else:
+            labels[rng.randrange(n)] = rng.choice(CONFUSABLE[gold])
+    return labels
+
+
+def sample_rows(seed: int, drawn: list[dict], truth: dict[tuple[str, str], dict[str, str]],
+                labelled: set[tuple[str, str]], annotated_at: str) -> list[list[str]]:
+    """The demo's people label a drawn review sample: for each drawn pair nobody has labelled
+    yet, two or three of the registered annotators judge it from its planted truth with the
+    usual noise; a pair without planted truth is a citation with a planted defect (no URL, a
+    malformed one, a hallucinated document): there is nothing to read, so people say
+    ``cannot_tell``. Deterministic per pair."""
+    rows: list[list[str]] = []
+    for d in drawn:
+        key = (d["claim_id"], d["citation_id"])
+        if key in labelled:
+            continue
+        rng = rng_for(seed, "sample-labels", *key)
+        labels = _noisy_labels(rng, truth[key]["raw_label"] if key in truth else "cannot_tell")
+        for annotator, label in zip(rng.sample(ANNOTATORS, len(labels)), labels, strict=True):
+            rows.append([key[0], key[1], annotator, label, "", annotated_at, CODEBOOK, "human"])
+    return rows
+
+
+def label_sample(out: Path, date: str, version: str, seed: int = 7) -> dict:
+    """Write ``annotations/support/<date>_review_sample.csv``: the demo's annotators' labels of
+    the drawn review sample of ``date`` × ``version`` (:func:`sample_rows`); pairs some human
+    row of another file already labels are left as they are. Rewrites the file each time
+    (same sample, same rows). Returns counts for the command's line."""
+    from citeaudit.support import sample as sample_mod
+
+    out = Path(out)
+    drawn = sample_mod.read_optional(out, date, version)
+    if drawn is None:
+        raise FileNotFoundError(
+            f"{sample_mod.sample_path(out, date, version)}: no review sample drawn for {date} "
+            f"x codebook {version} (citeaudit sample --date {date} --codebook {version} --n N)")
+    truth = read_truth(out)
+    target = out / "annotations" / "support" / f"{date}_review_sample.csv"
+    labelled: set[tuple[str, str]] = set()
+    for path in sorted((out / "annotations" / "support").glob("*.csv")):
+        if path == target:
+            continue
+        with path.open(encoding="utf-8", newline="") as fh:
+            labelled.update((r.get("claim_id"), r.get("citation_id"))
+                            for r in csv.DictReader(fh)
+                            if r.get("grader") == "human" and r.get("label"))
+    pairs = drawn.to_pylist()
+    when = rfc3339(datetime.fromisoformat(date) + timedelta(days=2, hours=10))
+    rows = sample_rows(seed, pairs, truth, labelled, when)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(SUPPORT_COLUMNS)
+        w.writerows(rows)
+    keys = [(p["claim_id"], p["citation_id"]) for p in pairs]
+    return {"drawn": len(keys), "already": sum(k in labelled for k in keys),
+            "labelled": len({(r[0], r[1]) for r in rows}), "rows": len(rows),
+            "defective": sum(k not in labelled and k not in truth for k in keys),
+            "file": str(target)}
 
 
 def _when(rng, observed: datetime) -> str:

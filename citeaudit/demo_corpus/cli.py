@@ -21,6 +21,9 @@ Generate a realistic, deterministic demo corpus for the audit pipeline under OUT
   codebooks/v1.yaml, v2.yaml           two codebook versions (v2 remaps `partial`)
   ground_truth.json                    every planted defect and the verdicts the pipeline
                                        must reproduce exactly
+  ground_truth_support.csv             the planted support truth of every clean citation
+                                       (what the annotators, and make demo's judge
+                                       stand-in, label from)
 
 Same arguments give byte-identical files. Defects are planted at known rates (malformed
 JSON, missing fields, wrong types, bad spans and timestamps, duplicate ids; uncited claims,
@@ -84,6 +87,49 @@ def register_cli(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the full summary (planted defects by kind) as JSON on stdout")
     p.set_defaults(func=run)
+
+
+LABEL_DESCRIPTION = """\
+The demo's people label its drawn review sample (citeaudit sample): for each drawn pair of
+DATE x CODEBOOK that no one has labelled yet, two or three of the demo's registered annotators
+judge it from the pair's planted truth (RAW/ground_truth_support.csv) with the same
+disagreement as the rest of the demo's labels, written to
+RAW/annotations/support/DATE_review_sample.csv. Then `citeaudit run --date DATE` shows the
+support rate from the sample, human-only and prediction-powered. Demo corpora only: real
+labels come from people (citeaudit sample --out tasks.json, then citeaudit review import).
+"""
+
+
+def register_label_cli(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``demo-label`` subcommand (the demo's annotators label the drawn sample)."""
+    p = subparsers.add_parser(
+        "demo-label", help="the demo's annotators label its drawn review sample (from the "
+                           "planted truth, with their usual noise)",
+        description=LABEL_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--raw", type=Path, default=Path("data/raw"), metavar="DIR",
+                   help="the demo raw folder (default: data/raw)")
+    p.add_argument("--date", type=_date, required=True, metavar="YYYY-MM-DD",
+                   help="the sample's observation date")
+    p.add_argument("--codebook", default="v1", help="the sample's codebook version (default v1)")
+    p.add_argument("--seed", type=int, default=7, help="the annotators' noise (default 7)")
+    p.set_defaults(func=run_label)
+
+
+def run_label(args: argparse.Namespace) -> int:
+    """Run ``demo-label``; prints what was labelled and where it was written."""
+    from citeaudit.demo_corpus.annotations import label_sample
+
+    try:
+        summary = label_sample(args.raw, args.date.isoformat(), args.codebook, args.seed)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"demo annotators: {summary['drawn']} drawn pairs of {args.date} x codebook "
+          f"{args.codebook}: {summary['already']} already labelled, {summary['labelled']} "
+          f"labelled now ({summary['rows']} judgments) -> {summary['file']}"
+          + (f" ({summary['defective']} of them citations with a planted defect: "
+             "cannot_tell)" if summary["defective"] else ""))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:

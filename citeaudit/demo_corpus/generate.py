@@ -36,9 +36,9 @@ from citeaudit.demo_corpus.world import Panel, Params, World, load_external_quer
 
 DEFAULT_WARC_MAX_BYTES = 48 * 1024 * 1024
 OWNED = ("answers", "warc", "annotations/support", "annotations/source_risk",
-         "annotations/annotators.csv",
+         "annotations/annotators.csv", "annotations/samples", "judge_cache",
          "codebooks/v1.yaml", "codebooks/v2.yaml", "registry", "ground_truth.json",
-         "citeaudit.yaml", "fetch_logs")
+         annotations.SUPPORT_TRUTH, "citeaudit.yaml", "fetch_logs")
 LINE_KINDS = ("malformed_json", "missing_field", "wrong_type", "span_out_of_range",
               "invalid_timestamp", "duplicate_id")
 CLAIM_KINDS = ("missing_citation", "malformed_web", "malformed_rag", "hallucinated_citation",
@@ -270,12 +270,18 @@ class _AnswerPhase:
         self.index = 0  # answers generated so far, over all days
         self.alignment_truth: list[dict] = []
         self.evidence_truth: list[dict] = []
+        self.support_truth = None  # the csv writer of annotations.SUPPORT_TRUTH, during run()
 
     def run(self) -> dict:
         """Generate every day; returns the answer half of ground truth."""
-        for day, day_date in enumerate(self.params.dates):
-            with ExitStack() as stack:
-                self._day(day, day_date, stack)
+        with (self.out / annotations.SUPPORT_TRUTH).open("w", encoding="utf-8",
+                                                          newline="") as truth_fh:
+            self.support_truth = csv.writer(truth_fh, lineterminator="\n")
+            self.support_truth.writerow(annotations.TRUTH_COLUMNS)
+            for day, day_date in enumerate(self.params.dates):
+                with ExitStack() as stack:
+                    self._day(day, day_date, stack)
+            self.support_truth = None
         p = self.params
         return {
             "generator": {"seed": p.seed, "answers": p.answers, "days": p.days,
@@ -466,6 +472,8 @@ class _AnswerPhase:
         failures = answers_mod.verify_citations(obj)
         planted = [(k, cl.defect) for k, cl in enumerate(draft.claims) if cl.defect]
         assert failures == planted, (obj["answer_id"], failures, planted)
+        if self.support_truth is not None:
+            self.support_truth.writerows(annotations.truth_rows(draft))
         counts["accepted_answers"] += 1
         counts["claims"] += len(obj["claims"])
         counts["citations"] += sum(len(c["citations"]) for c in obj["claims"])

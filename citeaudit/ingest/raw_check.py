@@ -44,6 +44,7 @@ TOP_LEVEL = {
     "responses": "folder",
     "judge_cache": "folder",
     "ground_truth.json": "file",
+    "ground_truth_support.csv": "file",
     "README.md": "file",
     ".gitkeep": "file",
 }

@@ -106,6 +106,24 @@ METRICS_SCHEMA = pa.schema(
     ]
 )
 PPI_METRIC = "full_support_rate"
+# The other rates that rest on people's support labels, and why a review sample of pairs gives
+# them no design-based (nor prediction-powered) estimate: their ppi_reason is 'not_a_pair_rate'
+# on the dates a sample was drawn (docs/graders.md#which-rates-get-ppi).
+_PRECISION_WHY = ("a partial pair counts when its claim's citations together fully support "
+                  "it: that depends on the claim's other citations, which a sample of pairs "
+                  "does not observe (a sample of whole claims would)")
+_CLAIM_WHY = ("a claim-grain rate (a claim's citations together): the review sample draws "
+              "pairs, not claims")
+NOT_A_PAIR_RATE = {
+    "citation_precision": _PRECISION_WHY,
+    "liu_citation_precision": _PRECISION_WHY,
+    "citation_recall": _CLAIM_WHY,
+    "liu_citation_recall": _CLAIM_WHY,
+    "liu_citation_f1": "its components have no sample estimate (precision: " + _PRECISION_WHY
+                       + "; recall: " + _CLAIM_WHY + ")",
+    "expertqa_attribution": "the experts' own claim-level labels of imported answers: the "
+                            "review sample draws the pipeline's graded pairs",
+}
 
 
 UNIT_COLUMNS = [c for c in UNIT_SCHEMA.names if c != "unit_id"]
@@ -477,6 +495,15 @@ def _ppi_columns(con: duckdb.DuckDBPyConnection, names: set[str],
     graded = con.sql("SELECT * FROM grader_judgments").to_arrow_table()
     drawn = [g for g in review.column("grader").to_pylist() if g]
     grader = drawn[0] if drawn else None
+    if grader is not None:
+        for row in rows:
+            why = NOT_A_PAIR_RATE.get(row["metric"])
+            if why and row["margin"] in ("overall", "engine", "domain"):
+                row.update(ppi_reason="not_a_pair_rate",
+                           ppi_note=f"no estimate from the review sample: {why}")
+    version = next((v for g, v in zip(graded.column("grader").to_pylist(),
+                                       graded.column("grader_version").to_pylist(),
+                                       strict=True) if g == grader), None)
     by_key = {(r["margin"], r["engine"], r["domain"]): r for r in rows
               if r["metric"] == PPI_METRIC and r["margin"] in ("overall", "engine", "domain")}
     for p in ppi_rates(review, graded, grader or ""):
@@ -491,6 +518,8 @@ def _ppi_columns(con: duckdb.DuckDBPyConnection, names: set[str],
         if p.get("outside"):
             notes.append(f"{p['outside']} pairs labelled outside the sample: shown in "
                          "review_sample, not used here")
+        if version:
+            notes.insert(0, f"grader {grader} {version}")
         row.update(ppi_grader=grader, ppi_reason=p["reason"],
                    ppi_note="; ".join(notes) or None)
         if res is not None:

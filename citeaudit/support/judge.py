@@ -46,6 +46,7 @@ VERSION = "1.0"
 CACHE_DIR = "judge_cache"
 MAX_RETRY_AFTER = 30.0
 MAX_TOKENS = 200
+PAIR_HEADER = "X-Citeaudit-Pair"
 
 
 class JudgeConfigError(ValueError):
@@ -206,10 +207,16 @@ class LLMGrader:
     def __init__(self, book: Codebook, settings: Settings) -> None:
         self.book = book
         self.settings = settings
+        # the model is part of the version a reader sees (grader_version, the report's note),
+        # not only of the opaque digest: "llm 1.0+<model>"
+        self.version = f"{VERSION}+{settings.model}"
         self.accounting = Accounting()
         self._client: Any = None
         self._pace = _Pace(settings.rate)
-        self._write = threading.Lock()  # two items may share a request (same claim, passage)
+        # two items may share a request (same claim, same passage): the first asks, the other
+        # waits for it and reads its cached reply, so a first run labels them as a rerun would
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
 
     def digest(self) -> str:
         return digest_of({"grader": self.name, "version": self.version,
@@ -248,8 +255,14 @@ class LLMGrader:
                                   timeout=self.settings.timeout, max_retries=0)
         return self._client
 
-    def _ask(self, req: dict[str, Any]) -> tuple[bytes | None, int, str | None, str | None]:
-        """(accepted body or None, attempts, reason, detail): bounded retries of one request."""
+    def _ask(self, req: dict[str, Any], pair: str = ""
+             ) -> tuple[bytes | None, int, str | None, str | None]:
+        """(accepted body or None, attempts, reason, detail): bounded retries of one request.
+
+        ``pair`` (``claim_id/citation_id``) goes in the ``X-Citeaudit-Pair`` header: not part
+        of the request's digest nor of anything a model reads, it lets a server's logs (and
+        the demo's stand-in, which answers from the planted truth of each pair) tell pairs
+        apart when their claim text repeats."""
         client = self._client_once()
         import openai
 
@@ -263,7 +276,8 @@ class LLMGrader:
             self.accounting.add(requests=1)
             wait = self.settings.backoff * (2 ** attempt)
             try:
-                raw = client.chat.completions.with_raw_response.create(**req)
+                raw = client.chat.completions.with_raw_response.create(
+                    **req, extra_headers={PAIR_HEADER: pair} if pair else None)
                 body = raw.http_response.content
             except openai.RateLimitError as exc:
                 reason, detail = "endpoint_failed", "429 rate limited"
@@ -310,17 +324,19 @@ class LLMGrader:
         digest = digest_of(req)
         row["request_sha256"] = digest
         path = self._cache_path(digest)
-        body = None
-        if path is not None and path.is_file():
-            body = path.read_bytes()
-            self.accounting.add(cache_hits=1)
-        else:
-            body, row["attempts"], reason, detail = self._ask(req)
-            if body is None:
-                row.update(reason=reason, detail=detail)
-                return row
-            if path is not None:
-                with self._write:
+        with self._locks_lock:
+            lock = self._locks.setdefault(digest, threading.Lock())
+        with lock:
+            if path is not None and path.is_file():
+                body = path.read_bytes()
+                self.accounting.add(cache_hits=1)
+            else:
+                body, row["attempts"], reason, detail = self._ask(
+                    req, f"{item.get('claim_id') or ''}/{item.get('citation_id') or ''}")
+                if body is None:
+                    row.update(reason=reason, detail=detail)
+                    return row
+                if path is not None:
                     storage.write_bytes_atomic(path, body)
         parsed = parse_reply(body)
         row.update(verdict=parsed["label"], confidence=parsed["confidence"],

@@ -216,7 +216,8 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
     sample is stratified by it (a margin's strata nest in it, so the design holds there too).
 
     y: a labelled pair's human verdict (fully_supported 1; partial, unsupported, contradicted
-    0; unresolved or not yet judged: missing, assumed missing at random within its stratum).
+    0; unresolved or not yet judged: missing, assumed missing at random within its stratum;
+    a stratum whose drawn pairs people all judged unresolved is left out of the frame, noted).
     f: the grader says fully_supported (1) or anything else (0). One dict per row, keyed by
     ``margin``, ``engine``, ``domain``; ``reason`` says when there is no estimate."""
     from citeaudit.stats.ppi import stratified_ppi
@@ -248,10 +249,25 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
                  "note": "the graded pairs no longer match the frame the sample was drawn "
                          "from (a rerun of the grader changed labels or pairs): draw the "
                          "sample again (citeaudit sample --replace)"}]
+    # a stratum whose every drawn pair people judged and none resolved (say the pages the
+    # grader could not read either) holds, as far as the sample shows, no pair of the rate's
+    # denominator: it is left out of the frame (its resolved share estimated 0, as a ratio
+    # estimator would), with a note, rather than making the whole day "no estimate"
+    status: dict[str, set[str]] = {}
+    for r in drawn:
+        status.setdefault(r["stratum"], set()).add(r["status"])
+    outside_domain = sorted(h for h, st in status.items() if st == {"label_unresolved"})
+    every_value = {k: sorted({r[k] for r in rows}) for k in ("engine", "domain")}
+    if outside_domain:
+        rows = [r for r in rows if r["stratum"] not in outside_domain]
+        drawn = [r for r in drawn if r["stratum"] not in outside_domain]
+        base["note_domain"] = (
+            "left out of the frame: stratum " + ", ".join(outside_domain[:5])
+            + " (people judged every drawn pair of it unresolved)")
     margins = [("overall", None)] + [(k, k) for k in ("engine", "domain") if k in by]
     out = []
     for margin, key in margins:
-        values = sorted({r[key] for r in rows}) if key else ["all"]
+        values = every_value[key] if key else ["all"]  # a margin left empty says so
         for value in values:
             fr = [r for r in rows if key is None or r[key] == value]
             lab = [r for r in drawn if r["status"] == "labelled"
@@ -269,5 +285,8 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
                         "engine": value if margin == "engine" else "all",
                         "domain": value if margin == "domain" else "all",
                         "result": res, "reason": res.reason, "missing": missing,
-                        "note": res.note})
+                        "note": "; ".join(x for x in (res.note, base.get("note_domain"))
+                                          if x) or None})
+    for row in out:
+        row.pop("note_domain", None)
     return out

@@ -23,7 +23,8 @@ SCENARIOS = ["ok", "unsupported", "rate_limited", "server_error", "slow", "malfo
              "outside_set", "bad_request", "always_500", "fenced"]
 
 
-def policy(claim: str, passage: str, n: int) -> Reply:
+def policy(claim: str, passage: str, n: int, pair: str | None) -> Reply:
+    assert pair == f"c-{claim}/t"  # the grader names the pair beside the request
     if claim == "ok":
         return Reply(label="fully_supported", confidence=0.93)
     if claim == "unsupported":
@@ -170,3 +171,27 @@ def test_codebook_graders_section_fails_closed(section: dict, words: str) -> Non
         validate({"version": "t", "label_maps": {"s": {"x": "unresolved"}},
                   "source_roles": {}, "priority_weights": {"w": 1.0},
                   "policy": {"contextualize_above": 0.5}, "graders": section}, "(test)")
+
+
+def test_one_request_asked_once_the_same_label_on_a_rerun(tmp_path) -> None:
+    """Pairs whose requests are identical (the same claim text and passage, other citations)
+    are asked once and get the same label, so a rerun from the cache labels them as the first
+    run did; the server sees each pair's id in the header, not in the request."""
+    seen: list[str | None] = []
+
+    def by_pair(claim: str, passage: str, n: int, pair: str | None) -> Reply:
+        seen.append(pair)
+        return Reply(label="fully_supported" if pair and pair.endswith("/t0")
+                     else "unsupported", delay=0.2)
+
+    rows = [{"answer_id": "a", "claim_id": "c-same", "citation_id": f"t{i}", "engine": "e",
+             "domain": "d", "claim_text": "same claim", "passage_text": "same passage",
+             "page_reason": None, "n_unresolved": 0, "capture_time": None} for i in range(6)]
+    with JudgeStandIn(by_pair) as server:
+        first = judge.LLMGrader(BOOK, settings(server.base_url, tmp_path / "cache"))
+        labels = first.grade(pa.Table.from_pylist(rows)).column("verdict").to_pylist()
+        again = judge.LLMGrader(BOOK, settings(server.base_url, tmp_path / "cache"))
+        rerun = again.grade(pa.Table.from_pylist(rows)).column("verdict").to_pylist()
+    assert len(seen) == 1 and seen[0].startswith("c-same/t")
+    assert len(set(labels)) == 1 and labels == rerun
+    assert first.accounting.cache_hits == 5 and again.accounting.cache_hits == 6

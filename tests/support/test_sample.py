@@ -191,6 +191,7 @@ def test_sample_round_trip_keeps_inclusion_probabilities(demo_run, drawn, capsys
     assert row["sample_estimate"] == pytest.approx(res.human_estimate)
     assert (row["n_human"], row["n_graded"], row["ppi_grader"]) == (40, res.N, "locator")
     assert "1 pairs labelled outside the sample" in row["ppi_note"]
+    assert row["ppi_note"].startswith("grader locator 1.0+")
 
     # the report's support section shows both side by side
     parquet_io.write_partition(pa.Table.from_pylist(metrics, schema=METRICS_SCHEMA), derived,
@@ -233,3 +234,35 @@ def test_no_sample_is_said(demo_run) -> None:
     row = next(r for r in rows if r["metric"] == "full_support_rate"
                and r["margin"] == "overall")
     assert row["ppi_reason"] == "no_sample" and row["ppi_estimate"] is None
+
+
+def test_a_stratum_people_judged_all_unresolved_leaves_the_frame() -> None:
+    """Pages nobody can read: every drawn pair of a stratum judged unresolved. That stratum
+    holds no pair of the rate's denominator as far as the sample shows: it leaves the frame,
+    named in the note, and the day keeps its estimate (before: stratum_unlabelled)."""
+    graded, review = [], []
+    for engine, size, drawn_n in (("e1", 12, 6), ("e2", 5, 2)):
+        for i in range(size):
+            key = {"claim_id": f"c-{engine}-{i}", "citation_id": "t", "answer_id": f"a{i}",
+                   "engine": engine, "domain": "d"}
+            verdict = "fully_supported" if i % 3 else "unsupported"
+            graded.append({**key, "grader": "llm", "verdict": verdict})
+            if i < drawn_n:
+                human = ("unresolved" if engine == "e2" else
+                         "fully_supported" if i % 2 else "unsupported")
+                review.append({**key, "in_sample": True, "stratum": f"engine={engine}",
+                               "stratum_size": size, "grader": "llm",
+                               "status": "label_unresolved" if human == "unresolved"
+                               else "labelled", "human_verdict": human,
+                               "grader_verdict": verdict})
+    rates = sample.ppi_rates(pa.Table.from_pylist(review), pa.Table.from_pylist(graded), "llm")
+    overall = next(r for r in rates if r["margin"] == "overall")
+    assert overall["reason"] is None and overall["result"].N == 12
+    assert overall["result"].n == 6
+    assert "left out of the frame: stratum engine=e2" in overall["note"]
+    e2 = next(r for r in rates if r["margin"] == "engine" and r["engine"] == "e2")
+    assert e2["result"] is not None and e2["result"].estimate is None
+    # one unjudged pair in the stratum: it is missing, not outside, so no estimate for the day
+    review[-1] = {**review[-1], "status": "awaiting_label", "human_verdict": None}
+    rates = sample.ppi_rates(pa.Table.from_pylist(review), pa.Table.from_pylist(graded), "llm")
+    assert next(r for r in rates if r["margin"] == "overall")["reason"] == "stratum_unlabelled"
