@@ -50,6 +50,10 @@ DEMO_SEED, DEMO_ANSWERS, DEMO_DAYS = 7, 150, 2
 # The small shared run: one answer date, crawled that day only (``answer_day_crawls_only``),
 # both codebooks.
 SMALL_SEED, SMALL_ANSWERS, SMALL_DAYS = 5, 10, 1
+# What a developer's shell may set that the shared runs must not follow: the live registries,
+# another executor, a judge endpoint (the runs' pairs would go to it).
+UNSET_IN_RUNS = ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR",
+                 "CITEAUDIT_JUDGE_BASE_URL")
 
 
 # The test modules that run whole pipelines, costliest first (durations of a full run of the
@@ -142,7 +146,7 @@ def _build_run(root: Path, seed: int, answers: int, days: int, live: bool,
     shutil.copyfile(DAGSTER_YAML, home / "dagster.yaml")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(home))
-        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
+        for var in UNSET_IN_RUNS:
             mp.delenv(var, raising=False)
         code = cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"])
     if code != 0:
@@ -211,7 +215,8 @@ def _build_imported(root: Path) -> None:
         mp.setenv("DAGSTER_HOME", str(home))
         mp.setenv("CITEAUDIT_CROSSREF_URL", "offline")
         mp.setenv("CITEAUDIT_OPENALEX_URL", "offline")
-        mp.delenv("CITEAUDIT_EXECUTOR", raising=False)
+        for var in ("CITEAUDIT_EXECUTOR", "CITEAUDIT_JUDGE_BASE_URL"):
+            mp.delenv(var, raising=False)
         code = cli.main(["run", "--raw", str(raw), "--derived", str(derived), "--quiet"])
     if code != 0:
         raise RuntimeError(f"citeaudit run over the imported corpora exited {code}")
@@ -238,7 +243,7 @@ def _build_rerun(root: Path, first: DemoRun) -> None:
     out = io.StringIO()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DAGSTER_HOME", str(again.home))
-        for var in ("CITEAUDIT_CROSSREF_URL", "CITEAUDIT_OPENALEX_URL", "CITEAUDIT_EXECUTOR"):
+        for var in UNSET_IN_RUNS:
             mp.delenv(var, raising=False)
         with contextlib.redirect_stdout(out):
             code = cli.main(["run", "--raw", str(first.raw), "--derived", str(again.derived)])
