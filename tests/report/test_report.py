@@ -14,7 +14,8 @@ from _contract_tables import DATE, PAYLOAD, VERSION, planted_world
 from assets.metrics import metrics as metrics_asset
 from assets.report import report as report_asset
 from citeaudit.metrics import METRICS
-from pipelines.partitions import codebook, judged_key
+from pipelines import partitions
+from pipelines.partitions import judged_key
 from pipelines.resources import PathsResource
 
 DATES = (DATE, "2026-11-02")
@@ -27,7 +28,7 @@ def build_reports(
     raw, derived = tmp / "raw", tmp / "derived"
     planted_world(raw, derived, DATES, with_omission=with_omission)
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(codebook.name, [VERSION])
+    partitions.register(instance, answer_dates=DATES, versions=[VERSION])
     paths = PathsResource(raw_dir=str(raw), derived_dir=str(derived))
     result = None
     for date in DATES:
