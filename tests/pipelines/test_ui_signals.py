@@ -1,9 +1,12 @@
 """`citeaudit ui` is the real `dagster dev` (webserver, daemon, code server) on loopback: it must
-stop cleanly, every process of it, on SIGTERM (a service manager) and on SIGINT (Ctrl-C)."""
+stop cleanly, every process of it, on SIGTERM (a service manager) and on SIGINT (Ctrl-C); and
+it shows the partitions `citeaudit status` lists (the data's dates), on the shared demo run."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -14,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from citeaudit import cli
+from citeaudit import cli, layout
 
 START_SECONDS, STOP_SECONDS = 240, 60
 
@@ -33,14 +36,45 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+PARTITIONS_QUERY = ("{ assetNodes { assetKey { path } "
+                    "partitionStats { numMaterialized numPartitions } } }")
+
+
+def _ui_partitions(port: int) -> dict[str, tuple[int, int]]:
+    """(partitions, materialized) of every partitioned asset, as the UI's GraphQL API says."""
+    reply = requests.post(f"http://127.0.0.1:{port}/graphql", json={"query": PARTITIONS_QUERY},
+                          timeout=60).json()
+    return {"/".join(node["assetKey"]["path"]): (node["partitionStats"]["numPartitions"],
+                                                 node["partitionStats"]["numMaterialized"])
+            for node in reply["data"]["assetNodes"] if node["partitionStats"]}
+
+
+def _status_partitions(raw: Path, derived: Path, home: Path, monkeypatch, capsys
+                       ) -> dict[str, tuple[int, int]]:
+    """(partitions, materialized or stale) of every partitioned asset, as `status` lists them."""
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    capsys.readouterr()
+    cli.main(["status", "--raw", str(raw), "--derived", str(derived), "--json"])
+    rows = [r for r in json.loads(capsys.readouterr().out)["partitions"] if r["partition"]]
+    return {asset: (sum(r["asset"] == asset for r in rows),
+                    sum(r["asset"] == asset and r["state"] in ("materialized", "stale")
+                        for r in rows))
+            for asset in {r["asset"] for r in rows}}
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_ui_stops_cleanly_on_signal(tmp_path, signum):
-    raw = tmp_path / "raw"
-    assert cli.main(["init", "--raw", str(raw)]) == 0
+def test_ui_stops_cleanly_on_signal(tmp_path, signum, demo_run, monkeypatch, capsys):
+    """On the shared demo (its instance copied: the UI's daemon writes to its instance, never
+    to the demo's files), SIGTERM's run also checks the UI lists, per asset, exactly the
+    partitions `citeaudit status` lists, all materialized: no calendar of empty days."""
+    raw, derived, home = demo_run.raw, demo_run.derived, tmp_path / "home"
+    shutil.copytree(demo_run.home, home)
     port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(tmp_path / "home")}
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    for var in ("CITEAUDIT_AUTOMATION", "CITEAUDIT_RAW", "CITEAUDIT_DERIVED"):
+        env.pop(var, None)
     command = [str(Path(sys.executable).with_name("citeaudit")), "ui", "--raw", str(raw),
-               "--derived", str(tmp_path / "derived"), "--port", str(port)]
+               "--derived", str(derived), "--port", str(port)]
     proc = subprocess.Popen(command, env=env, cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -54,6 +88,18 @@ def test_ui_stops_cleanly_on_signal(tmp_path, signum):
                 pass
             assert time.monotonic() < deadline, "the UI did not come up"
             time.sleep(1)
+        if signum == signal.SIGTERM:
+            ui = _ui_partitions(port)
+            listed = _status_partitions(raw, derived, home, monkeypatch, capsys)
+            assert ui == listed
+            assert all(done == count for count, done in ui.values()), ui
+            # the data's dates only: every answers/ or warc/ date for a daily asset, the answer
+            # dates × codebooks for a judged one (before: every day up to today)
+            dates, answer_dates = layout.discover_dates(raw)[0], layout.answer_dates(raw)
+            assert len(dates) > len(answer_dates) > 1
+            assert ui["answers"] == (len(dates), len(dates))
+            judged = len(answer_dates) * len(layout.codebook_versions(raw))
+            assert ui["metrics"] == (judged, judged)
         proc.send_signal(signum)
         code = proc.wait(timeout=STOP_SECONDS)
         deadline = time.monotonic() + STOP_SECONDS
