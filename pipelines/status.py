@@ -7,7 +7,9 @@ job runs, materialized on demand only), plus any partition the instance knows, o
 - ``materialized``: the latest materialization is newer than everything it was computed from;
 - ``stale``: materialized, but an input file is newer (answers/WARCs of its date or window,
   annotations, its codebook file), the codebook file's digest differs from the one its run
-  recorded, or an upstream partition was re-materialized after it;
+  recorded, or an upstream partition was re-materialized after it; or its date has no
+  ``answers/`` or ``warc/`` folder any more (a re-import moved its answers: no run replaces it;
+  ``citeaudit run`` removes it when this raw folder built it, and a removed date is not listed);
 - ``failed``: the latest run that targeted it failed (or was canceled) after its last
   materialization; the step error's first line is the detail;
 - ``running``: the latest run that targeted it has not finished (queued for the daemon, running,
