@@ -130,39 +130,3 @@ def judged_key(date: str, version: str) -> dg.MultiPartitionKey:
     """The date × codebook partition key of one observation date under one codebook."""
     return dg.MultiPartitionKey({"date": date, "codebook": version})
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m pipelines.partitions [RAW] [--derived DERIVED]``: sync the date partitions of
-    the instance at DAGSTER_HOME with a raw folder (as ``citeaudit ui`` does before the UI
-    starts), for the dagster CLI (``dagster asset materialize --partition <date>`` needs the
-    date registered). RAW defaults to $CITEAUDIT_RAW, else data/raw; DERIVED (whose dates with
-    outputs are kept, and whose .dagster_home is used when DAGSTER_HOME is unset) to
-    $CITEAUDIT_DERIVED, else data/derived."""
-    import argparse
-    import os
-    import sys
-
-    parser = argparse.ArgumentParser(prog="python -m pipelines.partitions",
-                                     description=main.__doc__)
-    parser.add_argument("raw", nargs="?", default=os.environ.get("CITEAUDIT_RAW", "data/raw"))
-    parser.add_argument("--derived", default=os.environ.get("CITEAUDIT_DERIVED"),
-                        help="derived folder (default $CITEAUDIT_DERIVED, else data/derived)")
-    args = parser.parse_args(argv)
-    raw = storage.as_root(args.raw)
-    if not storage.path(raw).is_dir():
-        print(f"error: raw folder {raw} does not exist (give RAW)", file=sys.stderr)
-        return 2
-    derived = storage.as_root(args.derived or "data/derived")
-    from pipelines import runner  # the one rule for the instance: DAGSTER_HOME, else DERIVED's
-
-    runner.ensure_dagster_home(derived)
-    with dg.DagsterInstance.get() as instance:
-        changed = sync_dates(instance, raw, derived)
-    for name, keys in changed.items():
-        if keys:
-            print(f"{name}: {', '.join(keys)}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

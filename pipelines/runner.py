@@ -340,3 +340,37 @@ def prune_orphans(raw: Path, derived: Path, orphans: list[str]) -> tuple[list[st
                     instance.delete_dynamic_partition(name, date)
             removed.append(date)
     return removed, kept
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pipelines.runner [RAW] [--derived DERIVED]``: sync the date partitions of
+    the instance at DAGSTER_HOME with a raw folder (as ``citeaudit ui`` does before the UI
+    starts), for the dagster CLI (``dagster asset materialize --partition <date>`` needs the
+    date registered). RAW defaults to $CITEAUDIT_RAW, else data/raw; DERIVED (whose dates with
+    outputs are kept, and whose .dagster_home is used when DAGSTER_HOME is unset) to
+    $CITEAUDIT_DERIVED, else data/derived."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m pipelines.runner",
+                                     description=main.__doc__)
+    parser.add_argument("raw", nargs="?", default=os.environ.get("CITEAUDIT_RAW", "data/raw"))
+    parser.add_argument("--derived", default=os.environ.get("CITEAUDIT_DERIVED"),
+                        help="derived folder (default $CITEAUDIT_DERIVED, else data/derived)")
+    args = parser.parse_args(argv)
+    raw = storage.as_root(args.raw)
+    if not storage.path(raw).is_dir():
+        print(f"error: raw folder {raw} does not exist (give RAW)", file=sys.stderr)
+        return 2
+    derived = storage.as_root(args.derived or "data/derived")
+    ensure_dagster_home(derived)  # the one rule: DAGSTER_HOME, else DERIVED/.dagster_home
+    with dg.DagsterInstance.get() as instance:
+        changed = partitions.sync_dates(instance, raw, derived)
+    for name, keys in changed.items():
+        if keys:
+            print(f"{name}: {', '.join(keys)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
