@@ -193,7 +193,7 @@ def _partitions_kind(partitions_def: dg.PartitionsDefinition | None) -> str:
 
 
 def _date_of(partition: str) -> str | None:
-    """The observation date of a daily or judged partition key ('' when unpartitioned)."""
+    """The observation date of a daily or judged partition key (None when unpartitioned)."""
     if not partition:
         return None
     return judged_partition(partition)["observation_date"] if "|" in partition else partition
