@@ -161,6 +161,7 @@ def _cmd_ui(args: argparse.Namespace) -> int:
     from pipelines import runner
 
     home = runner.ensure_dagster_home(derived)
+    runner.sync_partitions(raw, derived)
     _err().print(f"Dagster UI on http://{safe(args.host)}:{safe(args.port)}  "
                  f"(DAGSTER_HOME={safe(home)})")
     dagster = Path(sys.executable).with_name("dagster")

@@ -17,7 +17,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -244,21 +243,6 @@ def _executor_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _date_partitions_from(raw: Path, executor: str = "in_process") -> None:
-    """Let the date partitions start at ``raw``'s first date, as ``citeaudit ui`` does.
-
-    ``pipelines.partitions`` reads $CITEAUDIT_RAW when it is first imported; unset, the daily
-    dimension starts in 2020 and Dagster enumerates every date × codebook key since then for
-    each step of every run (≈2 s of CPU per run of a one-day folder). Only for runs in this
-    process: Celery workers load the definitions with their own environment, and an
-    orchestrator and workers must agree on the partitions. A value already set is kept.
-    """
-    if executor == "in_process" and "pipelines.partitions" not in sys.modules:
-        from citeaudit import storage
-
-        os.environ.setdefault("CITEAUDIT_RAW", storage.uri(raw))
-
-
 def _mark_registry_refresh(derived: Path) -> None:
     """``--refresh-registries``: every registry answer fetched before now is asked again (kept
     in DERIVED, so later reruns read the new answers; see citeaudit.scholarly.cache)."""
@@ -310,7 +294,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     executor = _executor_or_error(args.executor)
     if executor is None:
         return 2
-    _date_partitions_from(raw, executor)
     from pipelines import runner
 
     lock = _lock_or_error(derived)
@@ -319,6 +302,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "refresh_registries", False):
             _mark_registry_refresh(derived)
+        removed, _kept = runner.prune_orphans(raw, derived, orphan_dates(raw, derived))
+        if removed:
+            err.print(
+                f"removed the outputs of {len(removed)} date(s) {safe(raw)} no longer holds "
+                f"({safe(', '.join(removed))}: a re-import moved their answers, or their "
+                "folder was deleted), so nothing counts them any more",
+                soft_wrap=True, highlight=False)
         steps = runner.plan(raw, dates, versions)
         with _progress("run", args.quiet) as progress:
             task = progress.add_task(safe(dates[0]), total=len(steps))
@@ -360,10 +350,12 @@ def print_summary(raw: Path, derived: Path, date: str | None = None) -> None:
     orphans = orphan_dates(raw, derived)
     if orphans:
         err.print(
-            f"[yellow]{len(orphans)} date(s) in {derived} have no answers/ or warc/ folder "
-            f"under {raw} any more[/yellow] ({', '.join(orphans)}; e.g. a re-import moved "
-            "their answers to another date): their outputs are still counted by the catalog; "
-            "remove DERIVED/<asset>/observation_date=<date>/ folders to drop them",
+            f"[yellow]{len(orphans)} date(s) in {safe(derived)} have no answers/ or warc/ "
+            f"folder under {safe(raw)} any more[/yellow] ({safe(', '.join(orphans))}; e.g. a "
+            "re-import moved their answers to another date): their outputs are still counted "
+            "by the catalog and `citeaudit status` calls them stale. The next `citeaudit run` "
+            "removes those this raw folder built; for the others remove "
+            "DERIVED/<asset>/observation_date=<date>/",
             soft_wrap=True, highlight=False)
     unchecked = offline_unchecked(derived)
     if unchecked:
@@ -402,15 +394,15 @@ def ui_command(raw: Path, derived: Path) -> str:
 
 
 def orphan_dates(raw: Path, derived: Path) -> list[str]:
-    """Observation dates with derived answers but no dated folder under ``raw``: outputs no
-    run will replace (a re-import that moved a response to another date leaves them)."""
+    """Observation dates with outputs but no dated folder under ``raw``: outputs no run will
+    replace (a re-import that moved a response to another date leaves them)."""
     from citeaudit import layout, storage
 
     if storage.is_remote(derived) or storage.is_remote(raw) or not raw.is_dir():
         return []
     found = set(layout.discover_dates(raw)[0])
-    derived_dates = {p.name.split("=", 1)[1]
-                     for p in (derived / "answers").glob("observation_date=*")}
+    derived_dates = {p.name.split("=", 1)[1] for key in ("observation_date", "crawl_date")
+                     for p in derived.glob(f"*/{key}=*") if p.is_dir()}
     return sorted(derived_dates - found)
 
 
@@ -588,7 +580,6 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     executor = _executor_or_error(args.executor)
     if executor is None:
         return 2
-    _date_partitions_from(raw, executor)
     from pipelines import runner
 
     lock = _lock_or_error(derived)
@@ -630,7 +621,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     derived = _derived_or_error(args.derived)
     if derived is None:
         return 2
-    _date_partitions_from(raw)
     from pipelines import runner, status
     from pipelines.definitions import build_defs
     from pipelines.resources import PathsResource

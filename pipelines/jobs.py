@@ -16,6 +16,11 @@ CODEBOOK_SHA_TAG = "citeaudit/codebook_sha256"
 # The derived folder a run wrote into: one Dagster instance may hold runs of many folders
 # (DAGSTER_HOME is shared by the Makefile and by users), so every reader filters by it.
 DERIVED_TAG = "citeaudit/derived"
+# The raw folder a run read: a date whose latest daily run read this raw folder, and which the
+# folder no longer holds, lost its answers here (a re-import moved them): `citeaudit run`
+# removes its outputs (pipelines.runner.prune_orphans). A date built from another raw folder
+# is never removed by a run over this one.
+RAW_TAG = "citeaudit/raw"
 
 # Date-partitioned stages that need no judgment: the same for every codebook.
 DAILY_GROUPS = ("ingest", "archive", "citations")

@@ -20,19 +20,21 @@ import dagster as dg
 
 from citeaudit import layout, project_file, storage
 from citeaudit.layout import codebook_versions
+from pipelines import partitions
 from pipelines.definitions import build_defs
 from pipelines.inputs import codebook_digests
 from pipelines.jobs import (
     CODEBOOK_SHA_TAG,
     DERIVED_TAG,
     JOBS,
+    RAW_TAG,
     TRIGGER_TAG,
     catalog_job,
     daily_audit,
     inputs_job,
     judged_audit,
 )
-from pipelines.partitions import codebook, judged_key, judged_partition
+from pipelines.partitions import judged_key, judged_partition
 from pipelines.resources import PathsResource
 
 # The project's Dagster instance file: dagster.yaml of the checkout, or pipelines/dagster.yaml
@@ -131,6 +133,7 @@ def execute_steps(
     launch = _in_process if executor == "in_process" else _celery_launcher(paths, run_config)
     with _open_instance(executor) as instance:
         register_codebooks(instance, codebook_versions(raw) if register is None else register)
+        register_dates(instance, steps)
         if check_inputs:
             jobs[inputs_job.name].execute_in_process(
                 instance=instance,
@@ -139,7 +142,8 @@ def execute_steps(
                 tags={TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived)},
             )
         for step in steps:
-            tags = {TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived)}
+            tags = {TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived),
+                    RAW_TAG: storage.uri(raw)}
             if step.job == judged_audit.name:
                 version = judged_partition(step.partition_key)["codebook"]
                 tags[CODEBOOK_SHA_TAG] = digests.get(version, "")
@@ -278,8 +282,95 @@ def backfill(
 
 def register_codebooks(instance: dg.DagsterInstance, versions: list[str]) -> list[str]:
     """Add codebook versions not yet known to the dynamic partition; return the new ones."""
-    known = set(instance.get_dynamic_partitions(codebook.name))
-    new = [v for v in versions if v not in known]
-    if new:
-        instance.add_dynamic_partitions(codebook.name, new)
-    return new
+    return partitions.register(instance, versions=versions)[partitions.codebook.name]
+
+
+def sync_partitions(raw: Path, derived: Path) -> dict[str, list[str]]:
+    """Make the instance's date partitions the raw folder's dates (``partitions.sync_dates``)
+    before ``citeaudit ui`` starts, so the UI lists the partitions ``citeaudit status`` lists;
+    the UI's code location reads them from the instance."""
+    with dg.DagsterInstance.get() as instance:
+        return partitions.sync_dates(instance, raw, derived)
+
+
+def register_dates(instance: dg.DagsterInstance, steps: list[Step]) -> None:
+    """Add the dates the steps run to the date partitions (the partitions are the data's
+    dates: ``pipelines.partitions``): a daily step's date, a judged step's answer date."""
+    partitions.register(
+        instance,
+        dates=[str(s.partition_key) for s in steps if s.job == daily_audit.name],
+        answer_dates=[judged_partition(s.partition_key)["observation_date"]
+                      for s in steps if s.job == judged_audit.name],
+    )
+
+
+def prune_orphans(raw: Path, derived: Path, orphans: list[str]) -> tuple[list[str], list[str]]:
+    """Remove the outputs of the orphan dates this raw folder built and no longer holds.
+
+    ``orphans``: dates with outputs in ``derived`` and no ``answers/<date>/`` or
+    ``warc/<date>/`` folder under ``raw`` (``citeaudit.ops_cli.orphan_dates``). One whose
+    latest daily run (of this derived folder) read this raw folder (``RAW_TAG``) lost its
+    answers here: every ``<asset>/observation_date=<date>/`` (or ``crawl_date=``) folder
+    goes, and the date leaves the date partitions, so the catalog, the summary, the report's
+    period and the UI stop counting it. An orphan built from another raw folder (or by a run
+    that recorded none) is kept: a run over a partial copy of the raw folder must not delete
+    what it never read.
+    Return (removed, kept) dates.
+    """
+    if not orphans or storage.is_remote(derived):
+        return [], list(orphans)
+    ensure_dagster_home(derived)
+    removed, kept = [], []
+    with dg.DagsterInstance.get() as instance:
+        for date in orphans:
+            records = instance.get_run_records(
+                filters=dg.RunsFilter(
+                    job_name=daily_audit.name,
+                    tags={DERIVED_TAG: storage.uri(derived), "dagster/partition": date},
+                ),
+                limit=1,
+            )
+            if not records or records[0].dagster_run.tags.get(RAW_TAG) != storage.uri(raw):
+                kept.append(date)
+                continue
+            for folder in partitions.date_folders(derived, date):
+                shutil.rmtree(folder)
+            for name in (partitions.observation_date.name, partitions.answer_date.name):
+                if instance.has_dynamic_partition(name, date):
+                    instance.delete_dynamic_partition(name, date)
+            removed.append(date)
+    return removed, kept
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pipelines.runner [RAW] [--derived DERIVED]``: sync the date partitions of
+    the instance at DAGSTER_HOME with a raw folder (as ``citeaudit ui`` does before the UI
+    starts), for the dagster CLI (``dagster asset materialize --partition <date>`` needs the
+    date registered). RAW defaults to $CITEAUDIT_RAW, else data/raw; DERIVED (whose dates with
+    outputs are kept, and whose .dagster_home is used when DAGSTER_HOME is unset) to
+    $CITEAUDIT_DERIVED, else data/derived."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m pipelines.runner",
+                                     description=main.__doc__)
+    parser.add_argument("raw", nargs="?", default=os.environ.get("CITEAUDIT_RAW", "data/raw"))
+    parser.add_argument("--derived", default=os.environ.get("CITEAUDIT_DERIVED"),
+                        help="derived folder (default $CITEAUDIT_DERIVED, else data/derived)")
+    args = parser.parse_args(argv)
+    raw = storage.as_root(args.raw)
+    if not storage.path(raw).is_dir():
+        print(f"error: raw folder {raw} does not exist (give RAW)", file=sys.stderr)
+        return 2
+    derived = storage.as_root(args.derived or "data/derived")
+    ensure_dagster_home(derived)  # the one rule: DAGSTER_HOME, else DERIVED/.dagster_home
+    with dg.DagsterInstance.get() as instance:
+        changed = partitions.sync_dates(instance, raw, derived)
+    for name, keys in changed.items():
+        if keys:
+            print(f"{name}: {', '.join(keys)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

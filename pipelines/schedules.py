@@ -18,8 +18,9 @@ import os
 
 import dagster as dg
 
-from citeaudit import layout
-from pipelines.jobs import DERIVED_TAG, TRIGGER_TAG, daily_audit
+from citeaudit import layout, storage
+from pipelines import partitions
+from pipelines.jobs import DERIVED_TAG, RAW_TAG, TRIGGER_TAG, daily_audit
 from pipelines.resources import PathsResource
 from pipelines.sensors import automation_status
 
@@ -58,10 +59,14 @@ def nightly_audit(
     dates, _strays = layout.discover_dates(paths.raw)
     if date not in dates:
         return dg.SkipReason(f"no answers/{date}/ or warc/{date}/ folder under {paths.raw}")
+    # The date partitions are the data's dates (pipelines.partitions): a new night's date is
+    # registered before its run is requested.
+    partitions.register(context.instance, dates=[date])
     return dg.RunRequest(
         run_key=f"nightly:{date}",
         partition_key=date,
-        tags={TRIGGER_TAG: "nightly_audit", DERIVED_TAG: str(paths.derived)},
+        tags={TRIGGER_TAG: "nightly_audit", DERIVED_TAG: str(paths.derived),
+              RAW_TAG: storage.uri(paths.raw)},
     )
 
 

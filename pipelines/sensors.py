@@ -25,10 +25,17 @@ import os
 import dagster as dg
 
 from citeaudit import codebook as codebook_lib
-from citeaudit import layout
-from pipelines import inputs, status
-from pipelines.jobs import CODEBOOK_SHA_TAG, DERIVED_TAG, TRIGGER_TAG, daily_audit, judged_audit
-from pipelines.partitions import codebook, judged_key
+from citeaudit import layout, storage
+from pipelines import inputs, partitions, status
+from pipelines.jobs import (
+    CODEBOOK_SHA_TAG,
+    DERIVED_TAG,
+    RAW_TAG,
+    TRIGGER_TAG,
+    daily_audit,
+    judged_audit,
+)
+from pipelines.partitions import answer_date, codebook, judged_key, observation_date
 from pipelines.resources import PathsResource
 
 # Runs started by the CLI, which plans its own judged runs after the daily ones.
@@ -123,7 +130,8 @@ def codebook_sensor(
     return dg.SensorResult(
         run_requests=requests,
         dynamic_partitions_requests=(
-            [codebook.build_add_request(new_versions)] if new_versions else []
+            [codebook.build_add_request(new_versions), *_date_requests(context, dates, dates)]
+            if new_versions else []
         ),
         cursor=json.dumps(cursor, sort_keys=True),
         skip_reason=("; ".join(problems) or None) if not requests else None,
@@ -167,12 +175,31 @@ def raw_inputs_sensor(
             dg.RunRequest(
                 run_key=f"inputs:{date}:{fp[:16]}",
                 partition_key=date,
-                tags={TRIGGER_TAG: "raw_inputs_sensor", DERIVED_TAG: str(paths.derived)},
+                tags={TRIGGER_TAG: "raw_inputs_sensor", DERIVED_TAG: str(paths.derived),
+                      RAW_TAG: storage.uri(raw)},
             )
         )
     if not requests and cursor == seen:
         return dg.SkipReason("no new or changed answer/WARC files")
-    return dg.SensorResult(run_requests=requests, cursor=json.dumps(cursor, sort_keys=True))
+    return dg.SensorResult(
+        run_requests=requests,
+        cursor=json.dumps(cursor, sort_keys=True),
+        dynamic_partitions_requests=_date_requests(context, dates, layout.answer_dates(raw)),
+    )
+
+
+def _date_requests(
+    context: dg.SensorEvaluationContext, dates: list[str], answer_dates: list[str]
+) -> list[dg.AddDynamicPartitionsRequest]:
+    """Requests adding the raw folder's dates the instance does not know yet (the date
+    partitions are the data's dates: ``pipelines.partitions``)."""
+    out = []
+    for definition, keys in ((observation_date, dates), (answer_date, answer_dates)):
+        known = set(context.instance.get_dynamic_partitions(definition.name))
+        new = sorted(set(keys) - known)
+        if new:
+            out.append(definition.build_add_request(new))
+    return out
 
 
 @dg.run_status_sensor(
@@ -204,6 +231,7 @@ def judged_after_daily(
     targets = inputs.answer_dates_for(raw, date, window)
     if not targets:
         return dg.SkipReason(f"no answer date within the alignment window of {date}")
+    partitions.register(context.instance, answer_dates=targets)
     run_id = context.dagster_run.run_id
     return [
         judged_run_request(d, v, digests[v], "judged_after_daily", f"after:{run_id}",

@@ -7,7 +7,9 @@ job runs, materialized on demand only), plus any partition the instance knows, o
 - ``materialized``: the latest materialization is newer than everything it was computed from;
 - ``stale``: materialized, but an input file is newer (answers/WARCs of its date or window,
   annotations, its codebook file), the codebook file's digest differs from the one its run
-  recorded, or an upstream partition was re-materialized after it;
+  recorded, or an upstream partition was re-materialized after it; or its date has no
+  ``answers/`` or ``warc/`` folder any more (a re-import moved its answers: no run replaces it;
+  ``citeaudit run`` removes it when this raw folder built it, and a removed date is not listed);
 - ``failed``: the latest run that targeted it failed (or was canceled) after its last
   materialization; the step error's first line is the detail;
 - ``running``: the latest run that targeted it has not finished (queued for the daemon, running,
@@ -190,6 +192,21 @@ def _partitions_kind(partitions_def: dg.PartitionsDefinition | None) -> str:
     return "daily"
 
 
+def _date_of(partition: str) -> str | None:
+    """The observation date of a daily or judged partition key (None when unpartitioned)."""
+    if not partition:
+        return None
+    return judged_partition(partition)["observation_date"] if "|" in partition else partition
+
+
+def orphan_detail(date: str) -> str:
+    """Why a partition of a date the raw folder no longer holds is stale, and the fix."""
+    return (f"no answers/{date}/ or warc/{date}/ folder under the raw folder any more (a "
+            "re-import moved its answers, or the folder was deleted): no run replaces it; "
+            "`citeaudit run` removes it when this raw folder built it, else remove "
+            f"DERIVED/<asset>/observation_date={date}/")
+
+
 def _file_on_disk(derived: Path | None, asset: str, partition: str, mat: Materialization) -> bool:
     """Whether the partition's file is still there: the ``path`` its materialization recorded,
     else any file in ``<derived>/<asset>/<key>=<date>[/codebook=<version>]/``."""
@@ -225,6 +242,7 @@ def collect(
     mats = {key: materializations(instance, key, scope) for key in keys}
 
     dates, _strays = layout.discover_dates(raw)
+    raw_dates = set(dates)
     answer_dates = layout.answer_dates(raw)
     digests = inputs.codebook_digests(raw)
     versions = sorted(set(digests) | set(instance.get_dynamic_partitions(codebook.name)))
@@ -298,6 +316,12 @@ def collect(
         name = key.to_user_string()
         for partition in sorted(expected | set(mats[key])):
             mat = mats[key].get(partition)
+            date = _date_of(partition) if kind != "none" else None
+            if date is not None and partition not in expected and date not in raw_dates:
+                # A date the raw folder no longer holds: no run replaces its outputs.
+                if mat is not None and _file_on_disk(derived, name, partition, mat):
+                    rows.append(Row(name, partition, "stale", orphan_detail(date)))
+                continue  # removed by `citeaudit run` (prune_orphans), or never written
             record = runs.latest.get((key, partition))
             if (
                 record is not None

@@ -37,12 +37,6 @@ CORPORA = PROJECT.parent / "shared" / "corpora"
 # tests start; a fixture that prepares a DAGSTER_HOME itself copies DAGSTER_YAML.
 DAGSTER_YAML = Path(__file__).resolve().parent / "dagster.yaml"
 os.environ.setdefault("CITEAUDIT_DAGSTER_YAML", str(DAGSTER_YAML))
-# The daily partitions are fixed when `pipelines.partitions` is first imported: from the raw
-# folder of the first in-process `citeaudit run` when $CITEAUDIT_RAW is unset then. One test
-# process runs corpora of several eras (the demo's 2026 dates, Liu et al.'s 2023 ones), so each
-# worker fixes them here, before any run, at the default start: whatever order the tests run in.
-os.environ.pop("CITEAUDIT_RAW", None)
-import pipelines.partitions  # noqa: E402, F401
 
 # The shared demo: big enough that every planted case of every stage appears (twelve source-risk
 # defect types, every support rejection reason, every L3 verdict), small enough to run in ~20 s.

@@ -6,10 +6,8 @@ import hashlib
 import shutil
 from pathlib import Path
 
-import dagster as dg
-
 from pipelines.definitions import build_defs
-from pipelines.partitions import date_codebook
+from pipelines.partitions import date_codebook, observation_date
 from pipelines.resources import PathsResource
 
 
@@ -38,7 +36,7 @@ def daily_assets() -> list[str]:
     return sorted(
         key.to_user_string()
         for key in graph.get_all_asset_keys()
-        if isinstance(graph.get(key).partitions_def, dg.TimeWindowPartitionsDefinition)
+        if graph.get(key).partitions_def == observation_date
     )
 
 

@@ -26,10 +26,15 @@ def _cmd(args: argparse.Namespace) -> int:
         if missing:
             print(f"error: no such file: {missing[0]}")
             return 2
+        emptied: set[str] = set()
         for summary in engines.import_paths(args.dataset, args.path, args.out,
                                             engine=args.engine, observed_at=args.observed_at,
                                             label=args.label):
             print(json.dumps(summary, sort_keys=True))
+            emptied.update(summary["dates_emptied"])
+        for day in sorted(emptied):
+            print(f"moved: answers/{day}/ holds no answer any more (re-imported onto another "
+                  "date); the next `citeaudit run` removes that date's outputs")
         print(f"next: citeaudit run --raw {args.out} --derived <DERIVED>")
         return 0
     if len(args.path) != 1 or args.engine or args.observed_at or args.label:

@@ -213,8 +213,12 @@ def import_paths(fmt: str, paths: list[Path], out: Path, *, engine: str | None =
                     o.answer["system_version"] = label
         replaced = forget_earlier(out, fmt, stem, path.suffix, keep=kept)
         counts = write_outcomes(out, fmt, kept, stem, outcomes)
+        # answer dates this re-import left without answers: their derived outputs no longer
+        # match any input (the next `citeaudit run` removes them, docs/operations.md)
+        emptied = sorted({r.split("/")[1] for r in replaced if r.startswith("answers/")
+                          and not (out / "answers" / r.split("/")[1]).is_dir()})
         summaries.append({"file": str(path), "kept": kept, "engine": engine, **counts,
-                          "replaced": replaced})
+                          "replaced": replaced, "dates_emptied": emptied})
     ensure_codebook(out)
     return summaries
 

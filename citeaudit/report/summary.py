@@ -109,9 +109,12 @@ def render(derived: Path, console: Console | None = None,
     render_inputs_not_read(row["inputs_not_read"], console)
     from citeaudit.support import summary
 
-    if date:
-        console.print("(the support block below counts every date)")
-    summary.render(derived, console)
+    # with --date, the support block counts that date too (its views narrowed to the date)
+    con = open_dated(derived, date)
+    try:
+        summary.render(derived, console, con)
+    finally:
+        con.close()
     _render_support_levels(derived, console, date)
     _render_metadata(derived, console, date)
     _render_fetch(derived, console, date)

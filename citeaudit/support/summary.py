@@ -17,21 +17,26 @@ COLUMNS = ("judgments", "rejected", "items", "fully_supported", "partially_suppo
            "unsupported", "contradicted", "unresolved", "ties", "queued", "alpha_by_date")
 
 
-def collect(derived: Path) -> list[dict]:
-    """One row per codebook, or [] when the support assets are not in the catalog."""
-    con = open_catalog(derived)
+def collect(derived: Path, con=None) -> list[dict]:  # con: duckdb.DuckDBPyConnection
+    """One row per codebook, or [] when the support assets are not in the catalog. ``con``:
+    a catalog connection whose views the caller narrowed (the run summary of one date);
+    default the whole catalog, opened and closed here."""
+    own = con is None
+    con = open_catalog(derived) if own else con
     try:
         views = {r[0] for r in con.sql("SELECT view_name FROM duckdb_views()").fetchall()}
         if not set(NEEDED) <= views:
             return []
         return duck.query(con, "support/summarize_support_by_codebook").to_pylist()
     finally:
-        con.close()
+        if own:
+            con.close()
 
 
-def render(derived: Path, console: Console) -> list[dict]:
-    """Print the table (nothing when there are no support judgments); return its rows."""
-    rows = collect(derived)
+def render(derived: Path, console: Console, con=None) -> list[dict]:
+    """Print the table (nothing when there are no support judgments); return its rows
+    (``con`` as for ``collect``)."""
+    rows = collect(derived, con)
     if not rows:
         return rows
     table = Table(title="support judgments by codebook (adjudicated per claim-citation pair)",

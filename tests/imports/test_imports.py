@@ -181,3 +181,28 @@ def test_worthiness_signal_measured_on_liu_labels(imported) -> None:
           f"{flagged_not + missed_not}")
     assert flagged_worthy == 0 and rows[(False, True)] > 300
     assert flagged_not >= 8 and flagged_not / (flagged_not + missed_not) >= 0.6
+
+
+def test_reimport_onto_another_date_says_which_date_it_emptied(tmp_path, capsys) -> None:
+    """A response re-imported with another --observed-at moves its answers: the import names
+    the date it left empty and what the next run does about it (removes its outputs)."""
+    body = {"object": "chat.completion", "model": "gpt-4o-search-preview", "choices": [
+        {"message": {"role": "assistant", "content": "Rates rose in May. (x.org)",
+                     "annotations": [{"type": "url_citation", "url_citation": {
+                         "start_index": 19, "end_index": 26, "url": "https://x.org/a"}}]}}]}
+    src = tmp_path / "resp.json"
+    src.write_text(json.dumps(body), encoding="utf-8")
+    out = tmp_path / "raw"
+    argv = ["import", "openai", str(src), "--out", str(out), "--observed-at"]
+    assert cli.main([*argv, "2026-11-28T08:00:00Z"]) == 0
+    first = capsys.readouterr().out
+    assert json.loads(first.splitlines()[0])["dates_emptied"] == []
+    assert "moved:" not in first
+    assert cli.main([*argv, "2026-11-28T09:00:00Z"]) == 0  # the same date again: nothing moves
+    assert "moved:" not in capsys.readouterr().out
+    assert cli.main([*argv, "2026-11-30T08:00:00Z"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert json.loads(lines[0])["dates_emptied"] == ["2026-11-28"]
+    assert ("moved: answers/2026-11-28/ holds no answer any more (re-imported onto another "
+            "date); the next `citeaudit run` removes that date's outputs") in lines
+    assert sorted(p.name for p in (out / "answers").iterdir()) == ["2026-11-30"]

@@ -29,7 +29,8 @@ from _contract_tables import (
 from assets.metrics import metrics as metrics_asset
 from citeaudit.metrics import compute_partition
 from citeaudit.stats import hajek_wilson, wilson
-from pipelines.partitions import codebook, judged_key
+from pipelines import partitions
+from pipelines.partitions import judged_key
 from pipelines.resources import PathsResource
 from tests.metrics.reference_metrics import counts_and_units
 
@@ -37,7 +38,7 @@ from tests.metrics.reference_metrics import counts_and_units
 def materialize(derived: Path, date: str = DATE, version: str = VERSION) -> dg.MaterializeResult:
     """Materialize the metrics asset for one date × codebook on an ephemeral instance."""
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(codebook.name, [version])
+    partitions.register(instance, answer_dates=[date], versions=[version])
     result = dg.materialize(
         [metrics_asset],
         partition_key=judged_key(date, version),

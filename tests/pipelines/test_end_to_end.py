@@ -61,6 +61,8 @@ def pipeline(demo_run, tmp_path_factory: pytest.TempPathFactory) -> dict:
     dates, _ = discover_dates(raw)  # observation and crawl dates, as `citeaudit run` finds them
     assert set(truth["dates"]) < set(dates)
     date = _both_inputs_date(raw)
+    # the partitions are the data's dates, registered in the instance first (as `citeaudit ui`)
+    run([sys.executable, "-m", "pipelines.runner", str(raw)], env)
     run([str(BIN / "dagster"), "asset", "materialize", "-m", "pipelines.definitions",
          "--select", DAILY, "--partition", date], env)
     con = duckdb.connect(str(demo_run.derived / "catalog.duckdb"), read_only=True)

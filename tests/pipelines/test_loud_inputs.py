@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 import requests
@@ -209,15 +210,44 @@ def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(
     again = status()
     assert [p for p in again["partitions"] if p["state"] != "materialized"] == []
     victim = next(derived.glob("metrics/observation_date=*/codebook=v1/data.parquet"))
+    kept = victim.read_bytes()
     victim.unlink()
     gone = status()
     missing = [p for p in gone["partitions"] if p["state"] == "missing"]
     assert [(p["asset"], p["detail"]) for p in missing] == [
         ("metrics", f"file gone: {victim}")]
+    victim.write_bytes(kept)
     # A folder nothing ran into shares the instance, but none of its runs: all missing.
     none = status(tmp_path / "nowhere")
     assert {p["state"] for p in none["partitions"]} == {"missing"}
     assert pq.read_table(derived / "ignored_inputs" / "data.parquet").num_rows == 0
+
+    # A re-import moves the answer date's answers to another date (and its crawl folder goes):
+    # status calls every partition of that date stale and says why, the summary names it;
+    # the next run removes its outputs because this raw folder built them (a run over another
+    # raw folder keeps them), and then nothing lists or counts that date.
+    from pipelines import partitions, runner
+
+    day = layout.answer_dates(copy.raw)[0]
+    for sub in ("answers", "warc"):
+        if (copy.raw / sub / day).is_dir():
+            shutil.rmtree(copy.raw / sub / day)
+    assert ops_cli.orphan_dates(copy.raw, derived) == [day]
+    orphaned = [p for p in status()["partitions"] if day in p["partition"]]
+    assert orphaned and {p["state"] for p in orphaned} == {"stale"}
+    assert all(f"no answers/{day}/ or warc/{day}/ folder" in p["detail"] for p in orphaned)
+    ops_cli.print_summary(copy.raw, derived)
+    assert f"have no answers/ or warc/ folder under {copy.raw} any more" in " ".join(
+        capsys.readouterr().err.split())
+    (tmp_path / "other").mkdir()
+    assert runner.prune_orphans(tmp_path / "other", derived, [day]) == ([], [day])
+    assert list(derived.glob(f"*/observation_date={day}"))
+    assert runner.prune_orphans(copy.raw, derived, [day]) == ([day], [])
+    assert not list(derived.glob(f"*/*={day}"))
+    assert [p for p in status()["partitions"] if day in p["partition"]] == []
+    with dg.DagsterInstance.get() as instance:
+        for name in (partitions.observation_date.name, partitions.answer_date.name):
+            assert day not in instance.get_dynamic_partitions(name)
 
 
 def test_renamed_source_risk_file_and_no_registry_end_to_end(demo_run, tmp_path, monkeypatch,
@@ -261,41 +291,34 @@ def test_renamed_source_risk_file_and_no_registry_end_to_end(demo_run, tmp_path,
     assert "CITEAUDIT_CROSSREF_URL and CITEAUDIT_OPENALEX_URL to `official`" in stderr
 
 
-def test_ui_partitions_start_at_the_datas_first_date(tmp_path):
-    """`citeaudit ui` sets CITEAUDIT_RAW before Dagster loads the definitions: the daily
-    partitions then start at the raw folder's first date, not in 2020."""
-    raw = tmp_path / "raw"
-    (raw / "warc" / "2026-10-31").mkdir(parents=True)
-    (raw / "answers" / "2026-11-01").mkdir(parents=True)
-    probe = ("from pipelines.partitions import observation_date as d; "
-             "keys = d.get_partition_keys(); print(keys[0], len(keys))")
-    env = {**os.environ, "CITEAUDIT_RAW": str(raw)}
-    out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=PROJECT,
-                         capture_output=True, text=True, check=True).stdout.split()
-    assert out[0] == "2026-10-31"
-    env.pop("CITEAUDIT_RAW")
-    default = subprocess.run([sys.executable, "-c", probe], env=env, cwd=PROJECT,
-                             capture_output=True, text=True, check=True).stdout.split()
-    assert default[0] == "2020-01-01" and int(default[1]) > int(out[1])
+def test_the_date_partitions_are_the_datas_dates(tmp_path):
+    """One rule for `run`, `ui` and `status`: the date partitions are the raw folder's dates
+    (a crawl-only date is a daily partition, not a judged one), never a calendar up to today.
+    `citeaudit ui` syncs them before the UI starts: a date of another raw folder goes, a date
+    with outputs but no raw folder stays (status lists it, so the UI shows it too)."""
+    import dagster as dg
 
+    from pipelines import partitions
 
-def test_in_process_runs_start_the_partitions_at_the_datas_first_date(tmp_path):
-    """`citeaudit run`, `backfill` and `status` in this process do as `citeaudit ui`: the
-    daily partitions start at the raw folder's first date (fewer keys for Dagster to walk on
-    every step); for Celery the workers' definitions decide, so nothing is set."""
-    raw = tmp_path / "raw"
-    (raw / "warc" / "2026-10-31").mkdir(parents=True)
-    (raw / "answers" / "2026-11-01").mkdir(parents=True)
-    probe = ("import sys; from pathlib import Path; from citeaudit import ops_cli; "
-             "ops_cli._date_partitions_from(Path(sys.argv[1]), sys.argv[2]); "
-             "from pipelines.partitions import observation_date as d; "
-             "print(d.get_partition_keys()[0])")
-    env = {k: v for k, v in os.environ.items() if k != "CITEAUDIT_RAW"}
-    first = {executor: subprocess.run(
-        [sys.executable, "-c", probe, str(raw), executor], env=env, cwd=PROJECT,
-        capture_output=True, text=True, check=True).stdout.strip()
-        for executor in ("in_process", "celery")}
-    assert first == {"in_process": "2026-10-31", "celery": "2020-01-01"}
+    raw, derived = tmp_path / "raw", tmp_path / "derived"
+    for folder in ("warc/2026-10-31", "answers/2026-11-01", "warc/2026-11-01",
+                   "answers/2026-11-03"):
+        (raw / folder).mkdir(parents=True)
+    (derived / "answers" / "observation_date=2026-10-01").mkdir(parents=True)
+    with dg.DagsterInstance.ephemeral() as instance:
+        partitions.register(instance, dates=["2025-01-01", "2026-10-01"],
+                            answer_dates=["2025-01-01", "2026-10-01"], versions=["v1"])
+        changed = partitions.sync_dates(instance, raw, derived)
+        assert instance.get_dynamic_partitions("observation_date") == [
+            "2026-10-01", "2026-10-31", "2026-11-01", "2026-11-03"]
+        assert instance.get_dynamic_partitions("answer_date") == [
+            "2026-10-01", "2026-11-01", "2026-11-03"]
+        assert changed["-observation_date"] == ["2025-01-01"]
+        # judged keys: the answer dates × codebooks, nothing for the crawl-only 2026-10-31
+        keys = partitions.date_codebook.get_partition_keys(dynamic_partitions_store=instance)
+        assert sorted(keys) == ["v1|2026-10-01", "v1|2026-11-01", "v1|2026-11-03"]
+        # idempotent: a second sync changes nothing
+        assert not any(partitions.sync_dates(instance, raw, derived).values())
 
 
 def test_init_codebook_reads_the_label_names_the_docs_list(tmp_path):

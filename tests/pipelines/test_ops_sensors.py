@@ -33,6 +33,14 @@ def instance():
         yield inst
 
 
+@pytest.fixture()
+def ref_instance():
+    """An instance with a reference (the nightly schedule registers its date in it, as the
+    daemon's does), on a temporary folder."""
+    with dg.instance_for_test() as inst:
+        yield inst
+
+
 def paths(raw: Path) -> dict[str, PathsResource]:
     return {"paths": PathsResource(raw_dir=str(raw), derived_dir=str(raw.parent / "derived"))}
 
@@ -51,6 +59,12 @@ def add_version(raw: Path, version: str, like: str = "v2") -> None:
     )
 
 
+def added(result, name: str) -> list[str]:
+    """The keys a sensor result asks to add to the dynamic partitions ``name``."""
+    return sorted(k for r in result.dynamic_partitions_requests
+                  if r.partitions_def_name == name for k in r.partition_keys)
+
+
 def requested(result) -> set[tuple[str, str]]:
     return {(r.job_name or judged_audit.name, str(r.partition_key)) for r in result.run_requests}
 
@@ -62,9 +76,9 @@ def test_codebook_sensor_registers_new_versions_and_backfills_every_answer_date(
     assert len(dates) == 2
     first = tick(sensors.codebook_sensor, instance, raw, None)
     assert isinstance(first, dg.SensorResult)
-    (add,) = first.dynamic_partitions_requests
-    assert add.partitions_def_name == codebook.name
-    assert sorted(add.partition_keys) == ["v1", "v2"]
+    assert added(first, codebook.name) == ["v1", "v2"]
+    # the answer dates its runs target are partitions too (the partitions are the data's dates)
+    assert added(first, "answer_date") == dates
     assert requested(first) == {
         (judged_audit.name, f"{v}|{d}") for v in ("v1", "v2") for d in dates
     }
@@ -82,7 +96,7 @@ def test_codebook_sensor_registers_new_versions_and_backfills_every_answer_date(
     # A new file is a new version: only its partitions are requested.
     add_version(raw, "v3")
     third = tick(sensors.codebook_sensor, instance, raw, first.cursor)
-    assert list(third.dynamic_partitions_requests[0].partition_keys) == ["v3"]
+    assert added(third, codebook.name) == ["v3"]
     assert requested(third) == {(judged_audit.name, f"v3|{d}") for d in dates}
     assert set(json.loads(third.cursor)) == {"v1", "v2", "v3"}
 
@@ -117,7 +131,7 @@ def test_a_changed_codebook_is_reported_never_re_registered(
 def test_an_invalid_codebook_is_not_registered(raw: Path, instance: dg.DagsterInstance) -> None:
     (raw / "codebooks" / "v9.yaml").write_text("version: v9\nlabel_maps: [not, a, mapping]\n")
     result = tick(sensors.codebook_sensor, instance, raw, None)
-    assert list(result.dynamic_partitions_requests[0].partition_keys) == ["v1", "v2"]
+    assert added(result, codebook.name) == ["v1", "v2"]
     assert "v9" not in json.loads(result.cursor)
     again = tick(sensors.codebook_sensor, instance, raw, result.cursor)
     assert isinstance(again, dg.SkipReason)
@@ -140,6 +154,9 @@ def test_raw_inputs_sensor_requests_changed_dates_only(
     dates, _ = layout.discover_dates(raw)
     first = tick(sensors.raw_inputs_sensor, instance, raw, None, defs)
     assert sorted(str(r.partition_key) for r in first.run_requests) == dates
+    # every requested date is added to the date partitions (the data's dates, nothing else)
+    assert added(first, "observation_date") == dates
+    assert added(first, "answer_date") == layout.answer_dates(raw)
     quiet = tick(sensors.raw_inputs_sensor, instance, raw, first.cursor, defs)
     assert isinstance(quiet, dg.SkipReason)
     day = layout.answer_dates(raw)[0]
@@ -154,9 +171,11 @@ def test_raw_inputs_sensor_requests_changed_dates_only(
     shutil.copyfile(next((raw / "warc").rglob("*.warc.gz")), raw / "warc" / new_day / "x.warc.gz")
     later = tick(sensors.raw_inputs_sensor, instance, raw, changed.cursor, defs)
     assert [str(r.partition_key) for r in later.run_requests] == [new_day]
+    assert new_day in added(later, "observation_date")
 
 
-def test_nightly_schedule_requests_yesterday(raw: Path, instance: dg.DagsterInstance) -> None:
+def test_nightly_schedule_requests_yesterday(raw: Path, ref_instance: dg.DagsterInstance) -> None:
+    instance = ref_instance
     assert schedules.nightly_audit.cron_schedule == "0 2 * * *"
     assert schedules.nightly_audit.execution_timezone == "UTC"
     assert schedules.nightly_audit.job_name == daily_audit.name
@@ -164,19 +183,21 @@ def test_nightly_schedule_requests_yesterday(raw: Path, instance: dg.DagsterInst
     at = dt.datetime.combine(
         dt.date.fromisoformat(last) + dt.timedelta(days=1), dt.time(2, 0), tzinfo=dt.UTC
     )
-    context = dg.build_schedule_context(
+    # `with`: the context's own instance (opened from the reference) is closed after the tick
+    with dg.build_schedule_context(
         instance=instance, scheduled_execution_time=at, resources=paths(raw)
-    )
-    request = schedules.nightly_audit(context)
+    ) as context:
+        request = schedules.nightly_audit(context)
     assert isinstance(request, dg.RunRequest)
     assert request.partition_key == last
+    assert last in instance.get_dynamic_partitions("observation_date")
     assert request.tags[jobs.TRIGGER_TAG] == "nightly_audit"
-    empty = dg.build_schedule_context(
+    with dg.build_schedule_context(
         instance=instance,
         scheduled_execution_time=dt.datetime(2031, 5, 2, 2, 0, tzinfo=dt.UTC),
         resources=paths(raw),
-    )
-    skip = schedules.nightly_audit(empty)
+    ) as empty:
+        skip = schedules.nightly_audit(empty)
     assert isinstance(skip, dg.SkipReason) and "2031-05-01" in skip.skip_message
 
 
@@ -194,20 +215,22 @@ def test_nightly_schedule_time_is_configurable(monkeypatch: pytest.MonkeyPatch) 
     assert schedules.nightly_audit.cron_schedule == "0 2 * * *"
 
 
-def test_nightly_chain_daily_then_every_codebook(raw: Path, instance: dg.DagsterInstance) -> None:
+def test_nightly_chain_daily_then_every_codebook(
+    raw: Path, ref_instance: dg.DagsterInstance
+) -> None:
     """The nightly tick runs yesterday's daily audit; its success requests yesterday (and the
     answer dates whose window reaches yesterday's crawl) under every registered codebook."""
+    instance = ref_instance
     resources = paths(raw)
     defs = build_defs(resources["paths"])
     yesterday = layout.answer_dates(raw)[-1]
     at = dt.datetime.combine(
         dt.date.fromisoformat(yesterday) + dt.timedelta(days=1), dt.time(2), tzinfo=dt.UTC
     )
-    request = schedules.nightly_audit(
-        dg.build_schedule_context(
-            instance=instance, scheduled_execution_time=at, resources=resources
-        )
-    )
+    with dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=at, resources=resources
+    ) as context:
+        request = schedules.nightly_audit(context)
     result = defs.resolve_job_def(daily_audit.name).execute_in_process(
         partition_key=request.partition_key, instance=instance, tags=request.tags
     )
@@ -240,6 +263,7 @@ def test_daily_runs_of_the_cli_are_not_followed_twice(
     """`citeaudit run` plans its own judged runs: the sensor must not launch them again."""
     defs = build_defs(paths(raw)["paths"])
     day = layout.answer_dates(raw)[0]
+    instance.add_dynamic_partitions("observation_date", [day])
     result = defs.resolve_job_def(daily_audit.name).execute_in_process(
         partition_key=day, instance=instance, tags={jobs.TRIGGER_TAG: "citeaudit run"}
     )

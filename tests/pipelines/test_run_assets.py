@@ -117,6 +117,7 @@ def test_asset_checks_judge_the_contract(tmp_path: Path) -> None:
         "paths": PathsResource(raw_dir=str(tmp_path / "raw"), derived_dir=str(tmp_path / "d"))
     }
     with dg.DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions("observation_date", ["2026-11-05"])
         result = dg.materialize(
             [ingest_answers], partition_key="2026-11-05", instance=instance, resources=resources
         )

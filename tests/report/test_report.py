@@ -14,7 +14,8 @@ from _contract_tables import DATE, PAYLOAD, VERSION, planted_world
 from assets.metrics import metrics as metrics_asset
 from assets.report import report as report_asset
 from citeaudit.metrics import METRICS
-from pipelines.partitions import codebook, judged_key
+from pipelines import partitions
+from pipelines.partitions import judged_key
 from pipelines.resources import PathsResource
 
 DATES = (DATE, "2026-11-02")
@@ -27,7 +28,7 @@ def build_reports(
     raw, derived = tmp / "raw", tmp / "derived"
     planted_world(raw, derived, DATES, with_omission=with_omission)
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(codebook.name, [VERSION])
+    partitions.register(instance, answer_dates=DATES, versions=[VERSION])
     paths = PathsResource(raw_dir=str(raw), derived_dir=str(derived))
     result = None
     for date in DATES:
@@ -268,10 +269,29 @@ def test_summary_of_one_date(demo_run, capsys) -> None:
     everything, _ = summary.collect(d)
     assert row["answers"] == per_day[day] < everything["answers"] == sum(per_day.values())
     assert row["dates"] == 1
+    # every block counts that date only, the support block too (support_labels per codebook)
+    from citeaudit.support import summary as support_summary
+
+    labels = dict(duckdb.sql(
+        f"SELECT codebook || '|' || observation_date::VARCHAR, count(*) FROM read_parquet("
+        f"'{d}/support_labels/*/*/*.parquet', hive_partitioning = true) GROUP BY ALL"
+    ).fetchall())
+    con = summary.open_dated(d, day)
+    try:
+        support_rows = support_summary.collect(d, con)
+    finally:
+        con.close()
+    assert support_rows, "the demo has support labels on its first date"
+    for r in support_rows:
+        assert r["items"] == labels[f"{r['codebook']}|{day}"]
+    assert {r["codebook"]: r["items"] for r in support_summary.collect(d)} == {
+        b: sum(n for k, n in labels.items() if k.startswith(f"{b}|"))
+        for b in {k.split("|")[0] for k in labels}}
     assert cli.main(["summary", "--derived", str(d), "--raw", str(demo_run.raw),
                      "--date", day]) == 0
     out = capsys.readouterr().out
     assert f"citeaudit run summary · {day}" in out
+    assert "counts every date" not in out
     assert f"observation_date={day}" in out and f"headline per engine · {day}" in out
     assert cli.main(["summary", "--derived", str(d), "--date", "yesterday"]) == 2
     assert "--date yesterday: not a date" in capsys.readouterr().err

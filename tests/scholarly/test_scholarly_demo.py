@@ -125,13 +125,14 @@ def _materialize(raw: Path, derived: Path, home: Path, **resources) -> list[dict
     import shutil
 
     from assets.scholarly import check_metadata
+    from pipelines import partitions
     from pipelines.partitions import judged_key
     from pipelines.resources import PathsResource
 
     home.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(Path(__file__).resolve().parents[1] / "dagster.yaml", home / "dagster.yaml")
     with _dagster_home(home), dg.DagsterInstance.get() as instance:
-        instance.add_dynamic_partitions("codebook", ["v1"])
+        partitions.register(instance, answer_dates=["2026-11-01"], versions=["v1"])
         result = dg.materialize(
             [check_metadata],
             partition_key=judged_key("2026-11-01", "v1"),
