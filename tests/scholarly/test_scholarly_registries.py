@@ -28,10 +28,14 @@ def mirror(corpora):
         yield m
 
 
-def _clients(m: RegistryMirror, retries: int = 2):
-    kw = dict(timeout=0.4, max_retries=retries, backoff=0.01, backoff_max=0.05, per_second=200)
+def _clients(m: RegistryMirror, retries: int = 2, timeout: float = 5.0):
+    """Real clients of the mirror. The timeout is generous (a busy machine must not turn an
+    answer into ``registry_unreachable``) except where a test wants the mirror's slow fault
+    (``slow_seconds``) to time out."""
+    kw = dict(timeout=timeout, max_retries=retries, backoff=0.01, backoff_max=0.05,
+              per_second=200)
     cr = clients.CrossrefClient(RegistrySession(clients.CROSSREF_ORIGIN, m.crossref_url, **kw),
-                                timeout=0.4)
+                                timeout=timeout)
     oa = clients.OpenAlexClient(RegistrySession(clients.OPENALEX_ORIGIN, m.openalex_url, **kw))
     return cr, oa
 
@@ -132,7 +136,7 @@ def test_sici_doi_found_in_openalex_only(mirror):
 @pytest.mark.parametrize("fault", ["429", "500", "timeout", "invalid_json"])
 def test_outage_is_unresolvable_after_bounded_retries(mirror, elife, fault):
     mirror.faults = {"crossref": fault, "openalex": fault}
-    cr, oa = _clients(mirror, retries=2)
+    cr, oa = _clients(mirror, retries=2, timeout=0.4)
     fetches = cr.work(ELIFE), oa.work(ELIFE)
     v = compare.decide(elife, ELIFE, *(clients.parse_lookup(f) for f in fetches), TH)
     assert v.verdict == "unresolved", v.explanation
