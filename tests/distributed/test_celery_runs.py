@@ -7,9 +7,11 @@ killed with SIGKILL while it executes a step of the judged job: the step is hand
 worker, nothing half-written is ever visible, and the run completes with the in-process run's
 bytes. (One Celery run carries both checks: a run of this size costs about a minute.)
 
-The Celery runs read raw and write derived on S3 (a moto_server on loopback, as another
-machine's workers would share them); the in-process reference run is on local disk. The roots
-are a parameter of the harness (``Roots``): ``ROOT_KINDS`` names the kinds the tests run on.
+The roots are a parameter of the harness (``Roots``): ``ROOT_KINDS`` names the kinds the tests
+run on. The Celery runs read raw and write derived in local folders, which the workers of one
+machine share; S3 roots (a moto_server on loopback, as workers on several machines would share
+them: ``s3_roots``) work the same but cost the run about a minute more of object requests, and
+every asset's code on S3 is run by the in-process S3 run (tests/storage/test_s3_run.py).
 """
 
 from __future__ import annotations
@@ -94,9 +96,8 @@ def s3_roots(s3: MotoS3, raw: str, name: str, scratch: Path) -> Roots:
 
 
 BUCKET = "citeaudit-distributed"
-# The kinds of roots the Celery runs use: S3 as workers on several machines would share it. Local
-# folders work the same (``local_roots``) but would double the test's time.
-ROOT_KINDS = ("s3",)
+# The kinds of roots the Celery runs use (the module docstring says why local only).
+ROOT_KINDS = ("local",)
 
 
 def same_outputs(got: Path, want: Path) -> None:
@@ -133,12 +134,15 @@ def s3() -> Iterator[MotoS3]:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory, s3: MotoS3) -> Iterator[Cluster]:
-    """Postgres, Redis and two Celery workers on loopback; every process stopped by PID."""
+def cluster(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+            ) -> Iterator[Cluster]:
+    """Postgres, Redis and two Celery workers on loopback (and S3 when a root kind needs it);
+    every process stopped by PID."""
     missing = missing_binaries()
     if missing:
         pytest.skip(f"distributed test needs {', '.join(missing)} (.ci/run installs them)")
     tmp = tmp_path_factory.mktemp("cluster")
+    s3_env = request.getfixturevalue("s3").env if "s3" in ROOT_KINDS else {}
     with running_services(tmp / "services") as services:
         home = tmp / "pg_home"
         home.mkdir()
@@ -149,7 +153,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, s3: MotoS3) -> Iterator[Cl
         config["compute_logs"] = tests_config["compute_logs"]
         (home / "dagster.yaml").write_text(yaml.safe_dump(config))
         env = {
-            **os.environ, **services.env, **s3.env, "DAGSTER_HOME": str(home),
+            **os.environ, **services.env, **s3_env, "DAGSTER_HOME": str(home),
             "CITEAUDIT_STATE_DIR": str(tmp / "state"),
             "CITEAUDIT_CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY_SECONDS),
             "PYTHONUNBUFFERED": "1",
@@ -170,7 +174,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, s3: MotoS3) -> Iterator[Cl
 
 @pytest.fixture(scope="module", params=ROOT_KINDS)
 def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-           s3: MotoS3, small_run) -> dict:
+           small_run) -> dict:
     """A small demo corpus and its outputs from an in-process run on local disk: the session's
     small shared run (conftest), its codebook v2 files left out (the Celery runs run codebook v1;
     a run of one codebook writes the same daily and v1 files as a run of both); ``roots(name)``
@@ -180,6 +184,7 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     want = tmp / "in_process"
     shutil.copytree(small_run.derived, want, ignore=shutil.ignore_patterns("codebook=v2"))
     if request.param == "s3":
+        s3 = request.getfixturevalue("s3")
         raw_uri = s3.root(BUCKET, "raw")
         s3.upload_tree(raw, raw_uri)
 
