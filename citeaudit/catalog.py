@@ -86,21 +86,27 @@ def _identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def comment_views(con, views: list[str]) -> None:
+def comment_views(con, views: list[str] | dict[str, list[str]]) -> None:
     """``COMMENT ON VIEW`` / ``COMMENT ON COLUMN`` from the data dictionary, in one transaction.
 
-    The views' columns are read from ``duckdb_columns()`` once: each read binds every view (a
-    parquet glob each), so asking per view made the rebuild quadratic in the number of views.
-    DuckDB's COMMENT ON takes no bound parameters, so names and descriptions are quoted as SQL
-    literals and identifiers here (quotes doubled); they come from docs/tables.md and the
-    views' own column names, never from input data.
+    ``views`` names the views, or maps each to its columns (in order) when the caller has them
+    already: otherwise they are read from ``duckdb_columns()`` once, which binds every view (a
+    parquet glob each, a listing and a footer read per file on object storage). Asking per view
+    made the rebuild quadratic in the number of views. DuckDB's COMMENT ON takes no bound
+    parameters, so names and descriptions are quoted as SQL literals and identifiers here
+    (quotes doubled); they come from docs/tables.md and the views' own column names, never
+    from input data.
     """
     docs = dictionary()
-    columns = con.execute(
-        "SELECT table_name, column_name FROM duckdb_columns() "
-        "WHERE list_contains($views, table_name) ORDER BY table_name, column_index",
-        {"views": views},
-    ).fetchall()
+    if isinstance(views, dict):
+        columns = [(view, column) for view, names in views.items() for column in names]
+        views = list(views)
+    else:
+        columns = con.execute(
+            "SELECT table_name, column_name FROM duckdb_columns() "
+            "WHERE list_contains($views, table_name) ORDER BY table_name, column_index",
+            {"views": views},
+        ).fetchall()
     con.execute("BEGIN TRANSACTION")
     for view in views:
         if view in docs and docs[view].description:
@@ -116,16 +122,18 @@ def comment_views(con, views: list[str]) -> None:
 
 
 def assets_on_disk(derived: Path) -> dict[str, int]:
-    """Asset folders under ``derived`` that hold at least one partition file, with their depth."""
+    """Asset folders under ``derived`` that hold at least one partition file, with their depth
+    (the fewest partition folders above a data file), from one listing of the tree (on object
+    storage one paginated list, not a glob per folder and depth)."""
     found: dict[str, int] = {}
     if not derived.is_dir():
         return found
-    for folder in sorted(p for p in derived.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        for depth in range(0, 4):
-            if any(folder.glob("*/" * depth + parquet_io.DATA_FILE)):
-                found[folder.name] = depth
-                break
-    return found
+    for path in derived.rglob(parquet_io.DATA_FILE):
+        parts = path.relative_to(derived).parts
+        depth = len(parts) - 2
+        if 0 <= depth <= 3 and not parts[0].startswith("."):
+            found[parts[0]] = min(depth, found.get(parts[0], depth))
+    return dict(sorted(found.items()))
 
 
 def build(derived: storage.Root) -> storage.Root:
@@ -147,11 +155,13 @@ def build(derived: storage.Root) -> storage.Root:
     storage.register_duckdb(con, derived)
     try:
         on_disk = assets_on_disk(derived)
+        columns: dict[str, list[str]] = {}
         for asset, depth in on_disk.items():
             glob = parquet_io.dataset_glob(derived, asset, depth)
             relation = con.read_parquet(glob, hive_partitioning=depth > 0, union_by_name=True)
             relation.create_view(asset)
-        comment_views(con, list(on_disk))
+            columns[asset] = list(relation.columns)  # bound once, here
+        comment_views(con, columns)
         con.execute("CHECKPOINT")
     finally:
         con.close()

@@ -51,7 +51,7 @@ def query_sums(derived: Path, date: str, version: str) -> pa.Table:
             # one thread: the float sums per query then add in one order, rerun after rerun
             con.execute("SET threads = 1")
             duck.spill_to_disk(con, MEMORY_LIMIT, spill)
-            names = inputs.register(con, tables)
+            names = inputs.register(con, inputs.local_copies(tables, Path(spill)))
             _answer_versions(con, names)
             select_units(con, names)
             table = duck.query(con, "comparisons/select_query_sums", {"weighted": weighted})

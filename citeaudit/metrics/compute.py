@@ -541,7 +541,7 @@ def compute_partition(derived: Path, date: str, version: str, *,
         try:
             if units is None:
                 duck.spill_to_disk(con, MEMORY_LIMIT, spill)
-            names = inputs.register(con, tables)
+            names = inputs.register(con, inputs.local_copies(tables, Path(spill)))
             result = compute(con, names, date, version, units=units, **kwargs)
         finally:
             con.close()

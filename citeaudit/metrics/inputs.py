@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from citeaudit import duck, parquet_io
+from citeaudit import duck, parquet_io, storage
 
 DAILY = ("answers", "claims", "citations", "answer_checks", "rejected_inputs")
 JUDGED = (
@@ -46,6 +46,21 @@ def available(derived: Path, date: str, version: str) -> dict[str, Path]:
         if path.is_file():
             found[table] = path
     return found
+
+
+def local_copies(tables: dict[str, Path], folder: Path) -> dict[str, Path]:
+    """Each input partition on object storage copied once into ``folder`` (local paths as they
+    are): the metric queries read the views dozens of times, and every read of an ``s3://``
+    view is a listing and ranged GETs of the object again."""
+    out = {}
+    for name, path in tables.items():
+        if storage.is_remote(path):
+            local = Path(folder) / f"{name}.parquet"
+            local.write_bytes(storage.read_bytes(path))
+            out[name] = local
+        else:
+            out[name] = path
+    return out
 
 
 def register(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> set[str]:
