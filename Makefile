@@ -64,11 +64,15 @@ demo: $(STAMP)
 # TEST_TMPDIR=/tmp keeps them on disk.
 TEST_TMPDIR ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm)
 
+# Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE): the
+# suite starts about a hundred Python processes (CLI runs, Celery workers, Dagster's UI), each of
+# which would compile the project's modules again, and pytest would rewrite every test module's
+# assertions in each worker. (__pycache__ folders are ignored by git.)
 ## test: the whole test suite (unit, golden pywb, bad files, assets, end-to-end dagster runs)
 test: $(STAMP) $(PYWB_STAMP)
 	$(VENV)/bin/ruff check .
-	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) $(PY) -m pytest -q -n 2 --dist loadscope \
-	    --no-loadscope-reorder
+	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) env -u PYTHONDONTWRITEBYTECODE \
+	    $(PY) -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

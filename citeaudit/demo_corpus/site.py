@@ -159,6 +159,7 @@ class DemoSite:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no ~40 ms delayed-ACK stall per answer
 
             def log_message(self, *args) -> None:
                 pass
