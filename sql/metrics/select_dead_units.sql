@@ -19,7 +19,8 @@ SELECT
     CASE
         WHEN e.verdict = 'dead' AND e.reason = 'soft_404' THEN 'dead_soft_404'
         WHEN e.verdict = 'unresolved'
-            AND e.reason IN ('consent_wall', 'login_wall', 'paywall', 'bot_challenge')
+            AND e.reason IN ('consent_wall', 'login_wall', 'paywall', 'bot_challenge',
+                             'script_shell')
             THEN 'unresolved_' || e.reason
         ELSE coalesce(e.verdict, 'no_existence_row')
     END AS category

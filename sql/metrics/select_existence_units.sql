@@ -2,7 +2,7 @@
 -- verdict; pass = 1, dead or changed = 0, unresolved (or no existence row at all) =
 -- unresolved.
 -- A soft-404 is dead (counted as dead, category dead_soft_404); a wall is unresolved
--- (category unresolved_<wall>).
+-- (category unresolved_<wall>, a script shell unresolved_script_shell).
 -- Grain: one row per citation_id. Inputs: citations, citation_existence, answers (strata).
 SELECT
     'existence_rate' AS metric,
@@ -18,7 +18,8 @@ SELECT
     CASE
         WHEN e.verdict = 'dead' AND e.reason = 'soft_404' THEN 'dead_soft_404'
         WHEN e.verdict = 'unresolved'
-            AND e.reason IN ('consent_wall', 'login_wall', 'paywall', 'bot_challenge')
+            AND e.reason IN ('consent_wall', 'login_wall', 'paywall', 'bot_challenge',
+                             'script_shell')
             THEN 'unresolved_' || e.reason
         ELSE coalesce(e.verdict, 'no_existence_row')
     END AS category

@@ -6,13 +6,15 @@ from citeaudit.report.render import _env
 
 
 def test_partial_lists_soft_404s_and_walls_by_engine():
-    l1 = {"categories": ["pass", "dead", "dead_soft_404", "unresolved_paywall"],
-          "rows": [{"label": "all engines", "counts": [5, 1, 2, 1], "total": 9},
-                   {"label": "<b>engine</b>", "counts": [5, 1, 2, 1], "total": 9}]}
+    l1 = {"categories": ["pass", "dead", "dead_soft_404", "unresolved_paywall",
+                         "unresolved_script_shell"],
+          "rows": [{"label": "all engines", "counts": [5, 1, 2, 1, 3], "total": 12},
+                   {"label": "<b>engine</b>", "counts": [5, 1, 2, 1, 3], "total": 12}]}
     html = _env().get_template("_l1.html.j2").render(l1=l1)
-    assert "Soft-404s and walls by engine" in html
-    assert "<th>dead_soft_404</th><th>unresolved_paywall</th>" in html
-    assert "<td class=\"num\">2</td><td class=\"num\">1</td>" in html
+    assert "Soft-404s, walls and script shells by engine" in html
+    assert ("<th>dead_soft_404</th><th>unresolved_paywall</th>"
+            "<th>unresolved_script_shell</th>") in html
+    assert "<td class=\"num\">2</td><td class=\"num\">1</td><td class=\"num\">3</td>" in html
     assert "&lt;b&gt;engine&lt;/b&gt;" in html  # engine names are data: escaped
     none = _env().get_template("_l1.html.j2").render(
         l1={"categories": ["pass"], "rows": [{"label": "x", "counts": [3], "total": 3}]})

@@ -9,7 +9,8 @@ import pyarrow as pa
 from citeaudit import duck
 
 ROWS = [("c1", "pass", "ok"), ("c2", "dead", "soft_404"), ("c3", "dead", "http_404"),
-        ("c4", "unresolved", "paywall"), ("c5", "unresolved", "no_capture_in_window")]
+        ("c4", "unresolved", "paywall"), ("c5", "unresolved", "no_capture_in_window"),
+        ("c6", "unresolved", "script_shell")]
 
 
 def _units(sql: str) -> dict[str, tuple]:
@@ -28,7 +29,8 @@ def _units(sql: str) -> dict[str, tuple]:
 def test_soft_404s_are_dead_and_walls_unresolved_in_the_units():
     dead = _units("metrics/select_dead_units")
     assert dead == {"c1": (0.0, "pass"), "c2": (1.0, "dead_soft_404"), "c3": (1.0, "dead"),
-                    "c4": (None, "unresolved_paywall"), "c5": (None, "unresolved")}
+                    "c4": (None, "unresolved_paywall"), "c5": (None, "unresolved"),
+                    "c6": (None, "unresolved_script_shell")}
     exist = _units("metrics/select_existence_units")
     assert exist["c2"] == (0.0, "dead_soft_404") and exist["c4"] == (None, "unresolved_paywall")
     assert exist["c1"] == (1.0, "pass")
