@@ -192,16 +192,8 @@ def support_rows(rng, draft: AnswerDraft, observed: datetime) -> tuple[list[list
             if cd.defect or rng.random() >= P_SAMPLE:
                 continue
             gold = RAW_LABEL[cd.latent]
-            n = 3 if rng.random() < P_THREE else 2
-            labels = [gold] * n
-            if rng.random() < P_CONTESTED:
-                if n == 3 and rng.random() < 0.2:
-                    others = [lab for lab in ALL_LABELS if lab != gold]
-                    rng.shuffle(others)
-                    labels = [gold, others[0], others[1]]
-                    rng.shuffle(labels)
-                else:
-                    labels[rng.randrange(n)] = rng.choice(CONFUSABLE[gold])
+            labels = _noisy_labels(rng, gold)
+            n = len(labels)
             if len(set(labels)) > 1:
                 disagreements += 1
             claim_id = answer_claims[k]["claim_id"]
