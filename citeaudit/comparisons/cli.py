@@ -143,12 +143,21 @@ def _print(rows: list[dict[str, Any]], fired: list[dict[str, Any]], title: str,
         console.print("no alert")
 
 
+def _version_or_error(raw, wanted: str | None) -> str | None:
+    """``--codebook``, else the raw folder's last codebook version; None (said on stderr) when
+    there is none."""
+    version = wanted or (layout.codebook_versions(raw) or [None])[-1]
+    if version is None:
+        print(f"error: {raw}/codebooks holds no codebook: pass --codebook or --raw",
+              file=sys.stderr)
+    return version
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     err = sys.stderr
     raw, derived = storage.as_root(args.raw), storage.as_root(args.derived)
-    version = args.codebook or (layout.codebook_versions(raw) or [None])[-1]
+    version = _version_or_error(raw, args.codebook)
     if version is None:
-        print(f"error: {raw}/codebooks holds no codebook: pass --codebook or --raw", file=err)
         return EXIT_UNUSABLE
     try:
         book = codebook.load_version(raw, version)
@@ -204,9 +213,8 @@ def _cmd_domains(args: argparse.Namespace) -> int:
 
     err = sys.stderr
     raw, derived = storage.as_root(args.raw), storage.as_root(args.derived)
-    version = args.codebook or (layout.codebook_versions(raw) or [None])[-1]
+    version = _version_or_error(raw, args.codebook)
     if version is None:
-        print(f"error: {raw}/codebooks holds no codebook: pass --codebook or --raw", file=err)
         return EXIT_UNUSABLE
     table = domains.read(derived, args.date, version)
     if table is None:
