@@ -464,6 +464,20 @@ def test_simple_header_parse_equals_warcio(lines):
 
 
 @settings(max_examples=300, deadline=None)
+@given(st.lists(_line, min_size=1, max_size=12), st.data())
+def test_simple_header_lookup_equals_warcio(lines, data):
+    """The lazy head finds each header as warcio's ``get_header`` does (first value, any case)."""
+    raw = ("\r\n".join(lines) + "\r\n\r\n").encode("ascii")
+    fast = http_head.parse_simple_header_block(raw)
+    slow = http_head.parse_header_block_with_warcio(raw)
+    names = [line.split(":", 1)[0] for line in lines[1:]] + ["content-type", "x", ""]
+    for name in names + [data.draw(st.sampled_from(names)).upper() + " "]:
+        for variant in (name, name.lower(), name.swapcase(), name.strip()):
+            assert fast.get_header(variant) == slow.get_header(variant), (raw, variant)
+    assert bool(fast) == bool(slow)
+
+
+@settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200))
 def test_simple_header_parse_never_disagrees(raw):
     fast = http_head.parse_simple_header_block(raw)

@@ -9,6 +9,7 @@ raises :class:`~citeaudit.archive.slots.FastwarcRefused` so the caller falls bac
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,12 +17,13 @@ from citeaudit.archive.index.slots import (
     BLOCK_SIZE,
     MAX_BLANK_SLACK,
     MAX_LINE,
+    MEMBER_HEAD_BYTES,
     WANTED_HEADERS,
     WANTED_HEADERS_BYTES,
     WARC_VERSIONS,
     FastwarcRefused,
     Slot,
-    member_starts_record,
+    member_head_starts_record,
     short_reason,
 )
 
@@ -105,6 +107,8 @@ def fastwarc_slots(
         prev: Slot | None = None
         prev_end = 0  # uncompressed: offset just after prev's content
         prev_size = 0  # gzip: expected ISIZE of prev's member
+        # gzip: the first compressed bytes of prev's member (read with the trailer before it)
+        prev_head = os.pread(fd, MEMBER_HEAD_BYTES, start) if gz else b""
         while True:
             try:
                 rec = next(records)
@@ -117,7 +121,7 @@ def fastwarc_slots(
                 if pos != start:
                     raise FastwarcRefused(f"first record at offset {pos}, not {start}")
             else:
-                _fastwarc_close(prev, pos, fd, gz, prev_end, prev_size)
+                prev_head = _fastwarc_close(prev, pos, fd, gz, prev_end, prev_size, prev_head)
             if bounded and pos >= end:  # the first record of the next range
                 if pos != end:
                     raise FastwarcRefused(f"no record starts at the range end {end}")
@@ -151,7 +155,13 @@ def fastwarc_slots(
             if size:
                 raise FastwarcRefused("no WARC records found")
             return
-        _fastwarc_close(prev, size, fd, gz, prev_end, prev_size)
+        _fastwarc_close(prev, size, fd, gz, prev_end, prev_size, prev_head)
+
+
+_WANTED_LINE = re.compile(
+    "\r\n(" + "|".join(re.escape(name) for name in WANTED_HEADERS) + "): ([^\r\n]*)",
+    re.IGNORECASE,
+)
 
 
 def _warc_fields(headers: Any, version: bytes) -> tuple[int, dict[str, str]]:
@@ -159,17 +169,23 @@ def _warc_fields(headers: Any, version: bytes) -> tuple[int, dict[str, str]]:
     wanted fields (:data:`WANTED_HEADERS` keys; the first of repeated names wins).
 
     An ASCII block is read from FastWARC's own rendering of it, which is that spelling (one
-    call instead of one per header); anything else (non-ASCII bytes, a value holding a line
-    break) goes through the headers one by one, values decoded as UTF-8, else Latin-1.
+    call instead of one per header), its wanted lines found by one regex; anything else
+    (non-ASCII bytes, a value holding a CR or LF) goes through the headers one by one,
+    values decoded as UTF-8, else Latin-1.
     """
     text = str(headers)
-    lines = text.split("\r\n")
-    if text.isascii() and len(lines) == len(headers) + 3 and lines[0] == version.decode():
+    lines = len(headers) + 2
+    if (
+        text.isascii()
+        and text.count("\n") == lines
+        and text.count("\r") == lines
+        and text.count("\r\n") == lines
+        and text.startswith(version.decode() + "\r\n")
+    ):
         fields: dict[str, str] = {}
-        for line in lines[1:-2]:
-            name, _, value = line.partition(": ")
-            key = WANTED_HEADERS.get(name.lower())
-            if key is not None and key not in fields:
+        for name, value in _WANTED_LINE.findall(text):
+            key = WANTED_HEADERS[name.lower()]
+            if key not in fields:
                 fields[key] = value
         return len(text), fields
     fields = {}
@@ -185,22 +201,28 @@ def _warc_fields(headers: Any, version: bytes) -> tuple[int, dict[str, str]]:
     return header_size, fields
 
 
-def _fastwarc_close(slot: Slot, next_pos: int, fd: int, gz: bool, end: int, isize: int) -> None:
+def _fastwarc_close(
+    slot: Slot, next_pos: int, fd: int, gz: bool, end: int, isize: int, head: bytes
+) -> bytes:
     """Check the framing of ``slot`` given where the next record starts; set its length.
 
     ``end`` is where the record's content ends (uncompressed files), ``isize`` the
-    uncompressed size of header plus content (gzip files). Up to 64 blank bytes after a
-    record are accepted (CRLF CRLF, or fewer, or a few more), as warcio accepts them:
-    FastWARC raises on anything else there.
+    uncompressed size of header plus content and ``head`` the first compressed bytes of
+    the record's member (gzip files). Up to 64 blank bytes after a record are accepted
+    (CRLF CRLF, or fewer, or a few more), as warcio accepts them: FastWARC raises on
+    anything else there. Returns the first compressed bytes of the next member (gzip): its
+    trailer and the next member's head are one read.
     """
     if next_pos <= slot.offset:
         raise FastwarcRefused(
             f"record offsets do not increase at {slot.offset} (whole-file gzip?)"
         )
+    following = b""
     if gz:
-        if not member_starts_record(fd, slot.offset):
+        if not member_head_starts_record(head):
             raise FastwarcRefused(f"no gzip member starting with a record at {slot.offset}")
-        trailer = os.pread(fd, 4, next_pos - 4)
+        read = os.pread(fd, 4 + MEMBER_HEAD_BYTES, next_pos - 4)
+        trailer, following = read[:4], read[4:]
         extra = (int.from_bytes(trailer, "little") - isize) & 0xFFFFFFFF
         if len(trailer) != 4 or extra > MAX_BLANK_SLACK:
             raise FastwarcRefused(f"gzip member at {slot.offset} does not hold exactly one record")
@@ -211,3 +233,4 @@ def _fastwarc_close(slot: Slot, next_pos: int, fd: int, gz: bool, end: int, isiz
             raise FastwarcRefused(f"record at {slot.offset} not followed by blank lines only")
         slot.length = end - slot.offset
     slot.closed = True
+    return following

@@ -38,27 +38,50 @@ class HttpHead:
 
     ``protocol`` is the first word of the status line (``HTTP/1.1``, or the method of a
     request), ``statusline`` the rest (``200 OK``, or the request path and version).
+
+    A head read from a block of the simple form (see :func:`parse_simple_header_block`)
+    keeps its raw bytes and is parsed lazily: the indexer asks for two or three headers of
+    each record, and finding one line with a regex costs less than splitting every line.
+    ``headers`` (the whole list) is built on first use.
     """
 
-    __slots__ = ("protocol", "statusline", "headers", "_first")
+    __slots__ = ("protocol", "statusline", "_headers", "_first", "_raw")
 
-    def __init__(self, protocol: str, statusline: str, headers: list[tuple[str, str]]) -> None:
+    def __init__(self, protocol: str, statusline: str, headers: list[tuple[str, str]] | None,
+                 raw: bytes | None = None) -> None:
         self.protocol = protocol
         self.statusline = statusline
-        self.headers = headers
-        self._first: dict[str, str] | None = None
+        self._headers = headers
+        self._first: dict[str, str | None] | None = None
+        self._raw = raw
+
+    @property
+    def headers(self) -> list[tuple[str, str]]:
+        """Every header as ``(name, value)``, in order (warcio's ``headers``)."""
+        if self._headers is None:
+            self._headers = _simple_header_lines(self._raw or b"")
+        return self._headers
 
     def get_header(self, name: str, default: str | None = None) -> str | None:
         """First value of a header, case-insensitively (as warcio's ``get_header``)."""
+        key = name.lower()
         first = self._first
         if first is None:
             first = self._first = {}
-            for key, value in reversed(self.headers):
-                first[key.lower()] = value
-        return first.get(name.lower(), default)
+            if self._raw is None:
+                for hname, value in reversed(self.headers):
+                    first[hname.lower()] = value
+        if self._raw is not None and key not in first:
+            first[key] = _find_simple_header(self._raw, key)
+        value = first.get(key)
+        return default if value is None else value
 
     def __bool__(self) -> bool:  # warcio: an empty status line and no headers is "no headers"
-        return bool(self.statusline or self.headers)
+        if self.statusline:
+            return True
+        if self._raw is not None and self._headers is None:
+            return b":" in self._raw[self._raw.index(b"\r\n"):]
+        return bool(self.headers)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, HttpHead) and (
@@ -68,6 +91,39 @@ class HttpHead:
 
     def __repr__(self) -> str:
         return f"HttpHead({self.protocol!r}, {self.statusline!r}, {self.headers!r})"
+
+
+_HEADER_PATTERNS: dict[str, re.Pattern[bytes]] = {}
+
+
+def _find_simple_header(raw: bytes, key: str) -> str | None:
+    """The first value of header ``key`` (lower case) in a simple-form block, else None.
+
+    The same value as splitting the block (:func:`_simple_header_lines`): a line whose text
+    before its first colon, stripped of trailing blanks, is ``key`` in any case, and its text
+    after the colon stripped of blanks (a simple block has no other whitespace). The status
+    line is not a header: a match must follow a CRLF.
+    """
+    pattern = _HEADER_PATTERNS.get(key)
+    if pattern is None:
+        if not key.isascii() or ":" in key or key.rstrip(" \t") != key:
+            return None  # no header name of a simple block is spelled so
+            return None
+        pattern = _HEADER_PATTERNS[key] = re.compile(
+            rb"\r\n" + re.escape(key.encode("ascii")) + rb"[ \t]*:([^\r\n]*)", re.IGNORECASE
+        )
+    match = pattern.search(raw)
+    return None if match is None else match.group(1).decode("ascii").strip()
+
+
+def _simple_header_lines(raw: bytes) -> list[tuple[str, str]]:
+    """The ``(name, value)`` list of a simple-form block, as warcio's parser reads it."""
+    headers = []
+    for line in raw[:-4].decode("ascii").split("\r\n")[1:]:
+        name, sep, value = line.rstrip().partition(":")
+        if sep:
+            headers.append((name.rstrip(" \t"), value.lstrip()))
+    return headers
 
 
 def parse_simple_header_block(raw: bytes) -> HttpHead | None:
@@ -84,21 +140,14 @@ def parse_simple_header_block(raw: bytes) -> HttpHead | None:
 
 
 def _split_simple(raw: bytes) -> HttpHead:
-    """:func:`parse_simple_header_block` for a block known to be of the simple form."""
-    lines = raw[:-4].decode("ascii").split("\r\n")
-    protocol_status = lines[0].rstrip().split(" ", 1)
-    headers = []
-    first: dict[str, str] = {}  # get_header's lookup, built in the same pass
-    for line in lines[1:]:
-        name, sep, value = line.rstrip().partition(":")
-        if sep:
-            name, value = name.rstrip(" \t"), value.lstrip()
-            headers.append((name, value))
-            first.setdefault(name.lower(), value)
+    """:func:`parse_simple_header_block` for a block known to be of the simple form.
+
+    Only the status line is split here; headers are found when asked for (:class:`HttpHead`).
+    """
+    end = raw.index(b"\r\n")
+    protocol_status = raw[:end].decode("ascii").rstrip().split(" ", 1)
     statusline = protocol_status[1].strip() if len(protocol_status) > 1 else ""
-    http = HttpHead(protocol_status[0], statusline, headers)
-    http._first = first
-    return http
+    return HttpHead(protocol_status[0], statusline, None, raw)
 
 
 def parse_header_block_with_warcio(raw: bytes) -> HttpHead | None:

@@ -35,7 +35,7 @@ from citeaudit.archive.index.schema import (
     CAPTURE_COLUMNS,
     CAPTURE_SCHEMA,
     join_errors,
-    rows_to_batch,
+    lists_to_batch,
 )
 from citeaudit.archive.index.slots import Slot
 from citeaudit.archive.index.url_keys import clean_target_uri, url_to_urlkey
@@ -46,8 +46,19 @@ BATCH_ROWS = 1024
 _NO_COMPUTED_DIGEST = ("warcinfo", "revisit")  # warcio's NO_PAYLOAD_DIGEST_TYPES
 
 
-def _empty_row(name: str, slot: Slot) -> dict[str, Any]:
-    return dict.fromkeys(CAPTURE_COLUMNS, None) | {"file": name, "offset": slot.offset}
+# Positions in a row: rows are lists in CAPTURE_SCHEMA's column order (no dict per row;
+# a batch of them is transposed into columns in one ``zip``).
+_COL = {name: i for i, name in enumerate(CAPTURE_COLUMNS)}
+_OFFSET, _LENGTH, _TARGET_URI, _URLKEY = (
+    _COL["offset"], _COL["length"], _COL["target_uri"], _COL["urlkey"])
+_FILE, _TRUNCATED, _ERROR = _COL["file"], _COL["truncated"], _COL["error"]
+
+
+def _empty_row(name: str, offset: int) -> list[Any]:
+    row: list[Any] = [None] * len(CAPTURE_COLUMNS)
+    row[_FILE] = name
+    row[_OFFSET] = offset
+    return row
 
 
 class Indexer:
@@ -66,11 +77,11 @@ class Indexer:
         self.all_records = all_records
         self.sink = sink
         self.batches: list[pa.RecordBatch] = []
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[list[Any]] = []
         self.pending: list[Slot] = []
         # previous record, for joining request/response pairs:
         # (slot, row, post append str, _join_key of the slot)
-        self.prev: tuple[Slot, dict | None, str | None, tuple] | None = None
+        self.prev: tuple[Slot, list | None, str | None, tuple] | None = None
         self.first_key: tuple | None = None  # _join_key of the first slot (split ranges)
 
     # -- driving ------------------------------------------------------------------------------
@@ -92,13 +103,13 @@ class Indexer:
             row = slot.row
             if row is None:
                 continue
-            row["offset"] = slot.offset
-            row["length"] = slot.length
+            row[_OFFSET] = slot.offset
+            row[_LENGTH] = slot.length
             if slot.truncated:
-                row["truncated"] = True
+                row[_TRUNCATED] = True
             if slot.errors:
-                old = row["error"].split(";") if row["error"] else []
-                row["error"] = join_errors(old + slot.errors)
+                old = row[_ERROR].split(";") if row[_ERROR] else []
+                row[_ERROR] = join_errors(old + slot.errors)
             self.rows.append(row)
         if done:
             del self.pending[:done]
@@ -106,7 +117,7 @@ class Indexer:
             self._flush(self.rows[:-1])
             del self.rows[:-1]
 
-    def _flush(self, rows: list[dict[str, Any]]) -> None:
+    def _flush(self, rows: list[list[Any]]) -> None:
         """Turn finished rows into an Arrow batch, computing their SURT keys on the way.
 
         Rows carry the URL to key in ``urlkey`` until here: keying a batch of URLs in one
@@ -114,10 +125,10 @@ class Indexer:
         and a POST response's key can still change when its request comes after it.
         """
         for row in rows:
-            source = row["urlkey"]
+            source = row[_URLKEY]
             if source is not None:
-                row["urlkey"] = url_to_urlkey(source)
-        batch = rows_to_batch(rows)
+                row[_URLKEY] = url_to_urlkey(source)
+        batch = lists_to_batch(rows)
         if self.sink is not None:
             self.sink(batch)
         else:
@@ -139,15 +150,15 @@ class Indexer:
 
     def add_failure_row(self, offset: int, error: str) -> None:
         """A row for a failure that ended the walk early (not expected; never lose it)."""
-        row = dict.fromkeys(CAPTURE_COLUMNS, None) | {"file": self.name, "offset": offset}
-        row["error"] = error
+        row = _empty_row(self.name, offset)
+        row[_ERROR] = error
         for slot in self.pending:
             slot.closed = True
         self._emit_closed()
         self.rows.append(row)
 
     # -- one record ----------------------------------------------------------------------------
-    def process(self, slot: Slot) -> dict[str, Any] | None:
+    def process(self, slot: Slot) -> list[Any] | None:
         """The row for one slot, or None for a record that is not a capture.
 
         Reads the record's block: HTTP headers (for status, mime, Location and, in requests,
@@ -156,7 +167,7 @@ class Indexer:
         """
         if slot.kind == "error":
             self.prev = None
-            return _empty_row(self.name, slot)
+            return _empty_row(self.name, slot.offset)
         headers = slot.headers
         rec_type = slot.rec_type
         uri = clean_target_uri(headers.get("uri"))
@@ -283,38 +294,36 @@ class Indexer:
                 or (dechunked_verifier is not None and dechunked_verifier.digest() == expected)
             )
 
-        row = {
-            "file": self.name,
-            "offset": slot.offset,
-            "length": None,
-            "record_type": rec_type,
-            "target_uri": uri,
-            "urlkey": uri or None,  # the URL to key; SURT-ed in _flush
-            "capture_time": when,
-            "timestamp": timestamp,
-            "http_status": status,
-            "redirect_location": (
-                http.get_header("location") if status is not None and 300 <= status < 400 else None
-            ),
-            "mime": mime,
-            "declared_payload_digest": declared,
-            "digest_verified": verified,
-            "payload_sha256": sha256.hexdigest() if readable and not is_revisit else None,
-            "payload_length": size if readable and not is_revisit else None,
-            "cdx_digest": declared
+        row = [  # CAPTURE_SCHEMA's order
+            self.name,
+            slot.offset,
+            None,  # length: from the slot when the reader closes it
+            rec_type,
+            uri,
+            uri or None,  # urlkey: the URL to key; SURT-ed in _flush
+            when,
+            timestamp,
+            status,
+            http.get_header("location") if status is not None and 300 <= status < 400 else None,
+            mime,
+            declared,
+            verified,
+            sha256.hexdigest() if readable and not is_revisit else None,
+            size if readable and not is_revisit else None,
+            declared
             or ("sha1:" + base64.b32encode(computed.digest()).decode() if computed else None),
-            "refers_to_uri": headers.get("refers_uri"),
-            "refers_to_date": headers.get("refers_date"),
-            "record_id": None if is_arc else headers.get("id"),
-            "warc_date_raw": date_raw,
-            "truncated": "truncated" in headers,
-            "error": join_errors(errors),
-        }
+            headers.get("refers_uri"),
+            headers.get("refers_date"),
+            None if is_arc else headers.get("id"),
+            date_raw,
+            "truncated" in headers,
+            join_errors(errors),
+        ]
         self._join(slot, row, post_append, uri)
         return row
 
     def _join(
-        self, slot: Slot, row: dict | None, post_append: str | None, uri: str | None
+        self, slot: Slot, row: list | None, post_append: str | None, uri: str | None
     ) -> None:
         """Pair adjacent request/response records (pywb) to key POST responses by body.
 
@@ -332,9 +341,9 @@ class Indexer:
         self.prev = None  # a pair is consumed, as in pywb/cdxj-indexer
         append = req[2]
         resp_row = resp[1]
-        if append and resp_row is not None and resp_row["target_uri"] is not None:
-            url = clean_target_uri(req[0].headers.get("uri")) or resp_row["target_uri"]
-            resp_row["urlkey"] = url + append  # keyed with the body query in _flush
+        if append and resp_row is not None and resp_row[_TARGET_URI] is not None:
+            url = clean_target_uri(req[0].headers.get("uri")) or resp_row[_TARGET_URI]
+            resp_row[_URLKEY] = url + append  # keyed with the body query in _flush
 
 
 def _join_key(slot: Slot, uri: str | None = None) -> tuple:

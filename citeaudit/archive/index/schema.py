@@ -115,6 +115,18 @@ def arrow_column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
     return pa.Array.from_buffers(kind, n, [_validity(values), data])
 
 
+def lists_to_batch(rows: Sequence[Sequence[Any]], schema: pa.Schema = CAPTURE_SCHEMA
+                   ) -> pa.RecordBatch:
+    """Rows as lists in ``schema``'s column order -> one record batch, column by column.
+
+    The indexer's form: a row is a list (no dict per row), and a batch of rows is
+    transposed into columns by one ``zip``.
+    """
+    columns = zip(*rows, strict=True) if rows else [()] * len(schema)
+    arrays = [arrow_column(values, f.type) for values, f in zip(columns, schema, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 def rows_to_batch(rows: Sequence[dict[str, Any]], schema: pa.Schema = CAPTURE_SCHEMA
                   ) -> pa.RecordBatch:
     """Row dicts -> one record batch of ``schema``, built column by column.

@@ -73,7 +73,7 @@ class Slot:
     errors: list[str] = field(default_factory=list)
     truncated: bool = False
     closed: bool = False
-    row: dict | None = None
+    row: list | None = None
 
     def add_error(self, code: str) -> None:
         """Record a framing problem once."""
@@ -119,11 +119,19 @@ MAX_INFLATE = 1 << 20
 """Most decompressed bytes produced from one read (highly compressible data stays bounded)."""
 
 
+MEMBER_HEAD_BYTES = 1024
+"""Compressed bytes read at a gzip member's start to see whether its data starts a record."""
+
+
 def member_starts_record(fd: int, offset: int) -> bool:
     """True if a gzip member starts at ``offset`` and its data starts with ``WARC/``."""
+    return member_head_starts_record(os.pread(fd, MEMBER_HEAD_BYTES, offset))
+
+
+def member_head_starts_record(head: bytes) -> bool:
+    """:func:`member_starts_record` given the first :data:`MEMBER_HEAD_BYTES` of the member."""
     import zlib
 
-    head = os.pread(fd, 1024, offset)
     if head[:2] != b"\x1f\x8b":
         return False
     try:
