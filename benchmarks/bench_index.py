@@ -1,7 +1,8 @@
 """Benchmark the capture index against cdxj-indexer on one realistic ~150 MB WARC.
 
 Run: ``.venv/bin/python benchmarks/bench_index.py`` (``make bench``). Options: ``--repeat N``
-(best of N per measurement), ``--records N`` (size of the generated WARC).
+(best of N per measurement), ``--records N`` (size of the generated WARC), ``--ladder N``
+(only the per-part cost ladder of the one-process index, N interleaved rounds: see ``LADDER``).
 
 The WARC is generated once with warcio's writer (deterministic, seeded) and cached under
 ``benchmarks/.cache/``: ~21,000 records, gzip per record, mostly HTML pages of 5-30 KB, with
@@ -330,6 +331,8 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
         return {"kind": kind, "seconds": ours, "cpu_seconds": ours_cpu, "rss_mb": ours_rss,
                 "theirs": theirs, "theirs_cpu": theirs_cpu, "theirs_rss_mb": theirs_rss,
                 "child_rss_mb": 0.0}
+    elif kind.startswith("ladder-"):
+        elapsed, cpu = _ladder_step(kind, whole)
     else:
         raise SystemExit(f"unknown measurement {kind}")
     rss, child_rss = _peak_rss_mb()
@@ -345,6 +348,93 @@ def _measure(kind: str, whole: str, parts: list[str], out: str) -> dict:
         cpu = None  # the work is in the worker processes
     return {"kind": kind, "seconds": elapsed, "cpu_seconds": cpu, "rss_mb": rss,
             "child_rss_mb": child_rss}
+
+
+LADDER = [
+    ("ladder-inflate", "FastWARC iteration alone (inflate every member, no reads)"),
+    ("ladder-hashes", "+ SHA-256 and SHA-1 over every block (the index's two digests here)"),
+    ("ladder-slots", "`fastwarc_slots`: + framing checks, WARC fields, slot objects"),
+    ("ladder-http", "+ the HTTP head of each record parsed, the hashes after it"),
+    ("ladder-rows", "`Indexer`: + rows (digest check, dates, SURT keys), Arrow batches"),
+    ("ladder-stream", "(s): + parts, merge and the parquet file"),
+]
+"""The ladder (``--ladder N``): each step does what the one before did plus one part of the
+index, so the difference of two steps is what that part costs per record."""
+
+
+def _ladder_step(kind: str, whole: str) -> tuple[float, float]:
+    """Run one step of :data:`LADDER` on ``whole``; return (wall s, CPU s) of the work."""
+    from fastwarc.warc import ArchiveIterator as FastIterator
+
+    from citeaudit.archive.index import CAPTURE_SCHEMA, ROW_GROUP_ROWS, streamed_index
+    from citeaudit.archive.index.digests import hash_payload
+    from citeaudit.archive.index.fastwarc_reader import fastwarc_slots
+    from citeaudit.archive.index.http_head import parse_http_headers
+    from citeaudit.archive.index.records import Indexer
+    from citeaudit.parquet_io import write_batches
+
+    sha256, sha1 = hashlib.sha256, hashlib.sha1
+    t0, c0 = time.perf_counter(), time.process_time()
+    if kind in ("ladder-inflate", "ladder-hashes"):
+        with open(whole, "rb") as fh:
+            for record in FastIterator(fh, parse_http=False):
+                if kind == "ladder-hashes":
+                    hash_payload(b"", record.reader, [sha256(), sha1()])
+    elif kind == "ladder-slots":
+        for slot in fastwarc_slots(whole, gz=True):
+            hash_payload(b"", slot.block, [sha256(), sha1()])
+    elif kind == "ladder-http":
+        for slot in fastwarc_slots(whole, gz=True):
+            head = b""
+            if slot.rec_type != "warcinfo":
+                _http, _raw, head = parse_http_headers(slot.block)
+            hash_payload(head, slot.block, [sha256(), sha1()])
+    elif kind == "ladder-rows":
+        indexer = Indexer(Path(whole).name, False, lambda batch: None)
+        indexer.run(fastwarc_slots(whole, gz=True))
+        indexer.finish()
+    else:
+        with streamed_index([(Path(whole), Path(whole).name)], workers=1) as (batches, _s):
+            write_batches(batches, CAPTURE_SCHEMA, Path(tempfile.gettempdir()) / "ladder.parquet",
+                          row_group_rows=ROW_GROUP_ROWS)
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def _run_ladder(whole: Path, rounds: int, n_records: int) -> None:
+    """Print the ladder's medians (CPU of the work, fresh interpreters, steps interleaved) and
+    the start-up CPU of both commands (a 50-record WARC, whole processes)."""
+    import statistics
+
+    small, _parts = generate(50)
+    bindir = Path(sys.executable).parent
+    startup = {
+        "citeaudit index-warc": [str(bindir / "citeaudit"), "index-warc", str(small), "--out",
+                                 str(CACHE / "results" / "small.parquet"), "--workers", "1"],
+        "cdxj-indexer": [str(bindir / "cdxj-indexer"), str(small), "-o", os.devnull],
+    }
+    cpu: dict[str, list[float]] = {}
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    for _ in range(rounds):
+        for kind, _label in LADDER:
+            res = _run_child(kind, whole, [], CACHE / "results" / f"{kind}.out")
+            cpu.setdefault(kind, []).append(res["cpu_seconds"])
+        for name, cmd in startup.items():
+            cpu.setdefault(name, []).append(_command(cmd)[1])
+    print(f"Ladder: {whole.name}, {n_records} records, {rounds} interleaved rounds, median CPU; "
+          f"load average before/after: {load_before} / "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print()
+    print("| step | CPU s | µs/record | this part, µs/record |")
+    print("|---|---:|---:|---:|")
+    before = 0.0
+    for kind, label in LADDER:
+        median = statistics.median(cpu[kind])
+        print(f"| {label} | {median:.2f} | {1e6 * median / n_records:.1f} | "
+              f"{1e6 * (median - before) / n_records:.1f} |")
+        before = median
+    for name in startup:
+        print(f"| start-up of the `{name}` command (50-record WARC, whole process) | "
+              f"{statistics.median(cpu[name]):.2f} | | |")
 
 
 def _run_child(kind: str, whole: Path, parts: list[Path], out: Path) -> dict:
@@ -415,6 +505,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=21000)
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs per measurement")
+    parser.add_argument("--ladder", type=int, default=0, metavar="ROUNDS",
+                        help="only the per-part ladder of the one-process index, ROUNDS rounds")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("files", nargs="*", help=argparse.SUPPRESS)
@@ -426,6 +518,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     whole, parts = generate(args.records)
+    if args.ladder:
+        (CACHE / "results").mkdir(exist_ok=True)
+        _run_ladder(whole, args.ladder, _count_records(whole))
+        return 0
     tripled(whole)
     n_records = _count_records(whole)
     size_mb = whole.stat().st_size / 1e6
