@@ -164,6 +164,15 @@ _WANTED_LINE = re.compile(
 )
 
 
+_SPELLINGS = (
+    "WARC-Type", "WARC-Target-URI", "WARC-Date", "WARC-Record-ID", "WARC-Payload-Digest",
+    "WARC-Block-Digest", "WARC-Refers-To-Target-URI", "WARC-Refers-To-Date", "WARC-Truncated",
+    "Content-Type", "WARC-Concurrent-To", "Content-Length",
+)
+_KEY_OF_NAME = {name: WANTED_HEADERS[name.lower()] for name in _SPELLINGS} | WANTED_HEADERS
+"""Wanted header names as the WARC standard spells them (and in lower case) -> field key."""
+
+
 def _warc_fields(headers: Any, version: bytes) -> tuple[int, dict[str, str]]:
     """The header block's size as ``version CRLF (name ": " value CRLF)* CRLF`` and the
     wanted fields (:data:`WANTED_HEADERS` keys; the first of repeated names wins).
@@ -182,13 +191,14 @@ def _warc_fields(headers: Any, version: bytes) -> tuple[int, dict[str, str]]:
         and text.count("\r\n") == lines
         and text.startswith(version.decode() + "\r\n")
     ):
-        fields: dict[str, str] = {}
-        for name, value in _WANTED_LINE.findall(text):
-            key = WANTED_HEADERS[name.lower()]
-            if key not in fields:
-                fields[key] = value
+        found = _WANTED_LINE.findall(text)
+        found.reverse()  # a dict keeps the last value written: the first of repeated names
+        try:
+            fields = {_KEY_OF_NAME[name]: value for name, value in found}
+        except KeyError:  # a wanted name spelled in another case
+            fields = {WANTED_HEADERS[name.lower()]: value for name, value in found}
         return len(text), fields
-    fields = {}
+    fields: dict[str, str] = {}
     header_size = len(version) + 4
     for raw_name, raw_value in headers.items_bytes():
         header_size += len(raw_name) + len(raw_value) + 4
