@@ -2,8 +2,9 @@
 
 Why here: status, redirect target and content type of a capture (and the method of a
 request) come from the HTTP head, which must be parsed exactly as warcio parses it. A fast
-path reads the common simple form with ``str.split``; anything else goes to warcio's own
-parser. Headers over :data:`MAX_HTTP_HEADER_BYTES` are refused rather than held in memory.
+path reads the common simple form: the status line split, each header found by a regex when
+asked for (the indexer asks for two or three); anything else goes to warcio's own parser.
+Headers over :data:`MAX_HTTP_HEADER_BYTES` are refused rather than held in memory.
 """
 
 from __future__ import annotations
