@@ -537,13 +537,15 @@ def validate(
     prior: pa.Table | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
     batch_rows: int | None = None,
+    workers: int = WORKERS,
 ) -> Validated:
     """Type, seal and check lines (file, line, raw) in memory, in batches of ``batch_rows``
-    (default: one batch), and return the ledger, the rejections and every line's digests."""
+    (default: one batch) validated ``workers`` at a time, and return the ledger, the
+    rejections and every line's digests."""
     size = batch_rows or max(1, lines.num_rows)
     batches = [lines.slice(i, size) for i in range(0, lines.num_rows, size)]
     ledger = run(batches, settings, answers=answers, sources=sources, prior=prior, con=con,
-                 keep_digests=True)
+                 keep_digests=True, workers=workers)
     try:
         return Validated(ledger.records().read_all(), ledger.rejected().read_all(),
                          ledger.digests())
