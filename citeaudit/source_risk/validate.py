@@ -18,14 +18,14 @@ time) and hands Arrow tables between steps. Steps 1-3 run as one statement
    in an Arrow IPC file of the batch in the work folder, and a small in-memory key table of the
    lines that passed (``select_line_keys``: 32-byte record, tuple and line digests and the
    parent reference);
-Steps 1-4 of one batch run in a worker thread on a cursor of its own (``WORKERS`` batches at
-once, one DuckDB thread each: the two cores validate two batches); the key tables are kept in
-batch order, so nothing depends on which batch finished first.
-
 5. ``finish``: lineage over the key table of every batch (``link_revisions``: duplicates,
    parents anywhere in the input or in earlier ledger partitions, in either order); then the
    ledger (``select_records``) and the rejections (``select_rejected_records``) are read out
    batch file by batch file, in file and line order, to be streamed to parquet or gathered.
+
+Steps 1-4 of one batch run in a worker thread on a cursor of its own (``WORKERS`` batches at
+once, one DuckDB thread each: the two cores validate two batches); the key tables are kept in
+batch order, so nothing depends on which batch finished first.
 
 The batch size changes nothing but memory: one batch or many give the same rows (a test).
 """
