@@ -23,9 +23,9 @@ time) and hands Arrow tables between steps. Steps 1-3 run as one statement
    ledger (``select_records``) and the rejections (``select_rejected_records``) are read out
    batch file by batch file, in file and line order, to be streamed to parquet or gathered.
 
-Steps 1-4 of one batch run in a worker thread on a cursor of its own (``WORKERS`` batches at
-once, one DuckDB thread each: the two cores validate two batches); the key tables are kept in
-batch order, so nothing depends on which batch finished first.
+With ``workers`` > 1, steps 1-4 of a batch run in a worker thread on a cursor of its own
+(that many batches at once, one DuckDB thread each); the key tables are kept in batch order,
+so nothing depends on which batch finished first.
 
 The batch size changes nothing but memory: one batch or many give the same rows (a test).
 """
@@ -84,10 +84,13 @@ BATCH_LAST = "check_records"
 # The table one batch builds and the next batch replaces: a temporary table, private to the
 # connection (cursor) that validates the batch, so batches can be validated side by side.
 BATCH_TABLES = ("sr_checked",)
-# Batches validated at once, each on its own DuckDB cursor and one DuckDB thread: a batch is
-# one Arrow chunk that DuckDB scans on one thread, so the machine's second core is used by a
-# second batch (DuckDB releases the GIL while it runs a statement).
-WORKERS = 2
+# Batches validated at once by default, each on its own DuckDB cursor and one DuckDB thread (a
+# batch is one Arrow chunk that DuckDB scans on one thread; DuckDB releases the GIL while it
+# runs a statement, so a second worker can use a free core). One by default: on the shared
+# 2-vCPU machine two workers measured 1.14x the CPU and 1.11x the wall of one (whole
+# 100k-record benchmark process, interleaved pairs, load 5), with ~75 MiB more peak RSS; a
+# machine with idle cores may choose more (``Ledger(workers=...)``).
+WORKERS = 1
 SHA256_FUNCTION = "sr_sha256"
 # The tables a run accumulates over its batches (the ledger rows go to parquet files).
 RUN_TABLES = ("sr_line_keys", "sr_digests", "sr_linked")
