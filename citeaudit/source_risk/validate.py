@@ -84,12 +84,12 @@ BATCH_LAST = "check_records"
 # The table one batch builds and the next batch replaces: a temporary table, private to the
 # connection (cursor) that validates the batch, so batches can be validated side by side.
 BATCH_TABLES = ("sr_checked",)
-# Batches validated at once by default, each on its own DuckDB cursor and one DuckDB thread (a
-# batch is one Arrow chunk that DuckDB scans on one thread; DuckDB releases the GIL while it
-# runs a statement, so a second worker can use a free core). One by default: on the shared
-# 2-vCPU machine two workers measured 1.14x the CPU and 1.11x the wall of one (whole
-# 100k-record benchmark process, interleaved pairs, load 5), with ~75 MiB more peak RSS; a
-# machine with idle cores may choose more (``Ledger(workers=...)``).
+# How many batches are validated at once unless the caller says otherwise, each on its own
+# DuckDB cursor and one DuckDB thread (a batch is one Arrow chunk that DuckDB scans on one
+# thread; DuckDB releases the GIL while it runs a statement, so a second worker can use a free
+# core). One: on a shared 2-vCPU machine two workers measured 1.14x the CPU and 1.11x the
+# wall of one (whole 100k-record benchmark process, interleaved pairs, load 5), with ~75 MiB
+# more peak RSS; a machine with idle cores may choose more (``Ledger(workers=...)``).
 WORKERS = 1
 SHA256_FUNCTION = "sr_sha256"
 # The tables a run accumulates over its batches (the ledger rows go to parquet files).
@@ -318,6 +318,7 @@ class Ledger:
             self.con.execute("SET threads = 1")
 
     def _restore(self) -> None:
+        """DuckDB's threads setting as it was before the first batch."""
         if self._threads is not None:
             self.con.execute("SET threads = $n", {"n": self._threads})
             self._threads = None
@@ -348,6 +349,7 @@ class Ledger:
             self._keep(self._pending.popleft().result())
 
     def _in_worker(self, index: int, lines: pa.Table) -> BatchOut:
+        """One batch validated in a worker thread, on that thread's cursor."""
         return self._validate_batch(self._cursor(), index, lines)
 
     def _validate_batch(self, con: duckdb.DuckDBPyConnection, index: int,
