@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import suppress
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from queue import Full, Queue
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -162,58 +159,14 @@ class Written:
     cpu_seconds: dict[str, float] = field(default_factory=dict)
 
 
-AHEAD = 1  # record batches made ahead of the one being written
-
-
-def read_ahead(reader: pa.RecordBatchReader, depth: int = AHEAD) -> Iterator[pa.RecordBatch]:
-    """The batches of ``reader`` in order, made by a thread of their own up to ``depth``
-    ahead: DuckDB computes the next batch while the caller encodes this one (both release
-    the GIL), so the two cores share a write. An error of the reader is raised here; the
-    thread stops when the caller stops reading."""
-    queue: Queue = Queue(maxsize=max(1, depth))
-    stop = threading.Event()
-    done = object()
-
-    def put(item: object) -> bool:
-        while not stop.is_set():
-            with suppress(Full):
-                queue.put(item, timeout=0.1)
-                return True
-        return False
-
-    def produce() -> None:
-        try:
-            for batch in reader:
-                if not put(batch):
-                    return
-            put(done)
-        except BaseException as exc:  # handed to the reading thread
-            put(exc)
-
-    thread = threading.Thread(target=produce, name="sr-read-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = queue.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        thread.join()
-
-
 def stream_parquet(reader: pa.RecordBatchReader, path: Path,
                    schema: pa.Schema | None = None, rows: int = ROW_GROUP) -> int:
     """Write record batches to ``path`` in row groups of exactly ``rows`` rows (never
-    gathered whole; the bytes do not depend on how DuckDB chunked them, nor on the batches
-    being made ahead, :func:`read_ahead`); rows written."""
+    gathered whole; the bytes do not depend on how DuckDB chunked them); rows written."""
     target = schema or reader.schema
     writer = parquet_io.RowGroupWriter(path, target, rows)
     try:
-        for batch in read_ahead(reader):
+        for batch in reader:
             writer.write(batch.cast(target) if schema else batch)
     finally:
         writer.close()
