@@ -22,6 +22,9 @@ b. Validation + audit: N demo-shaped records in a JSONL file (evidence quotes ch
    wall and CPU seconds per phase (read = reading and dating the JSONL; hash_lines = the
    raw-line digests; validate = typing, sealing, hashing and the ordered checks, one DuckDB
    statement per batch; keep = the batch files and key table; lineage; then each write).
+   hash_lines, validate and keep count the CPU of the thread that validated the batch
+   (summed over the worker threads when ``validate.WORKERS`` > 1, when their wall seconds can
+   exceed the run's); the other phases' CPU counts every thread of the process.
    Targets: <= 25 us per record, <= 1 GB peak RSS at 1,000,000 records.
 
 The specification reports 0.49 us/tuple (endpoint loop) and 51.2 us/record (validation plus audit)

@@ -37,6 +37,9 @@ def sha256_binary(column: pa.ChunkedArray | pa.Array) -> pa.FixedSizeBinaryArray
         return pa.array([], DIGEST)
     if pa.types.is_null(arr.type):
         return pa.nulls(n, DIGEST)
+    if arr.null_count == n:  # e.g. a snapshot text no record carries: nothing to hash
+        return pa.FixedSizeBinaryArray.from_buffers(
+            DIGEST, n, [_validity(arr), pa.py_buffer(bytes(DIGEST.byte_width * n))])
     if not pa.types.is_large_string(arr.type):
         arr = arr.cast(pa.string())
     width = np.int64 if pa.types.is_large_string(arr.type) else np.int32

@@ -56,9 +56,10 @@ def resolve(con: duckdb.DuckDBPyConnection, tuples: pa.Table) -> pa.Table:
 
 
 def current(con: duckdb.DuckDBPyConnection, ledger: pa.Table) -> pa.Table:
-    """The current record per tuple of a ledger (leaves of the revision graph)."""
+    """The current record per tuple of a ledger (leaves of the revision graph), in
+    tuple_digest order (one row per tuple digest, so the order is total)."""
     con.register("sr_ledger", ledger)
-    return duck.query(con, "source_risk/select_current_records")
+    return duck.query(con, "source_risk/select_current_records").sort_by("tuple_digest")
 
 
 # The ledger columns the current view, R_O, priority and policy read (not the canonical JSON).

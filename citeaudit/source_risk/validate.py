@@ -23,6 +23,10 @@ time) and hands Arrow tables between steps. Steps 1-3 run as one statement
    ledger (``select_records``) and the rejections (``select_rejected_records``) are read out
    batch file by batch file, in file and line order, to be streamed to parquet or gathered.
 
+With ``workers`` > 1, steps 1-4 of a batch run in a worker thread on a cursor of its own
+(that many batches at once, one DuckDB thread each); the key tables are kept in batch order,
+so nothing depends on which batch finished first.
+
 The batch size changes nothing but memory: one batch or many give the same rows (a test).
 """
 
@@ -33,11 +37,13 @@ import json
 import re
 import shutil
 import tempfile
+import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -68,13 +74,23 @@ __all__ = ["ANSWERS_SCHEMA", "LINES_SCHEMA", "PRIOR_SCHEMA", "SOURCES_SCHEMA", "
 
 # The steps of one batch: each SQL file reads the one before by this name. They run as one
 # statement (``batch_statement``), so DuckDB streams a batch through them in one pass, on one
-# thread, and materializes only the last (``sr_checked``, in the lines' order: checked, and
-# sorted only when not); the hashes are taken inside it (``sr_sha256``).
+# thread (a batch is one Arrow chunk, which DuckDB scans on one thread anyway: a second
+# DuckDB thread only added scheduling, about a quarter more CPU a line, measured), and
+# materializes only the last (``sr_checked``, in the lines' order: checked, and sorted only
+# when not); the hashes are taken inside it (``sr_sha256``).
 BATCH_STEPS = (("sr_typed", "type_record_lines"), ("sr_sealed_tuples", "seal_tuples"),
                ("sr_sealed_records", "seal_records"))
 BATCH_LAST = "check_records"
-# The table one batch builds and the next batch replaces.
+# The table one batch builds and the next batch replaces: a temporary table, private to the
+# connection (cursor) that validates the batch, so batches can be validated side by side.
 BATCH_TABLES = ("sr_checked",)
+# How many batches are validated at once unless the caller says otherwise, each on its own
+# DuckDB cursor and one DuckDB thread (a batch is one Arrow chunk that DuckDB scans on one
+# thread; DuckDB releases the GIL while it runs a statement, so a second worker can use a free
+# core). One: on a shared 2-vCPU machine two workers measured 1.14x the CPU and 1.11x the
+# wall of one (whole 100k-record benchmark process, interleaved pairs, load 5), with ~75 MiB
+# more peak RSS; a machine with idle cores may choose more (``Ledger(workers=...)``).
+WORKERS = 1
 SHA256_FUNCTION = "sr_sha256"
 # The tables a run accumulates over its batches (the ledger rows go to parquet files).
 RUN_TABLES = ("sr_line_keys", "sr_digests", "sr_linked")
@@ -150,20 +166,11 @@ def register_sha256(con: duckdb.DuckDBPyConnection) -> None:
                         side_effects=False)
 
 
-@contextmanager
-def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Run the statements inside on one DuckDB thread, then restore the setting.
-
-    A batch is one Arrow chunk of a few thousand lines, which DuckDB scans on one thread
-    anyway; a second thread only adds scheduling (about a quarter more CPU a line, measured),
-    and one thread emits the rows in the order the lines came in.
-    """
-    threads = con.sql("SELECT current_setting('threads')").fetchall()[0][0]
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        con.execute("SET threads = $n", {"n": threads})
+def connection_setup(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """The per-connection settings of ``con`` a cursor must repeat to read the same names the
+    same way (its search path and time zone): (setting, value) pairs."""
+    return [(name, con.sql(f"SELECT current_setting('{name}')").fetchall()[0][0])
+            for name in ("search_path", "TimeZone")]
 
 
 def in_line_order(keys: pa.Table) -> bool:
@@ -196,6 +203,18 @@ def empty(schema: pa.Schema) -> pa.Table:
     return schema.empty_table()
 
 
+@dataclass
+class BatchOut:
+    """What validating one batch leaves for the run: its key table (and digests), the seconds
+    it took per step (wall, and CPU of the thread that ran it)."""
+
+    index: int
+    keys: pa.Table
+    digests: pa.Table | None
+    seconds: dict[str, float] = field(default_factory=dict)
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
+
+
 class Ledger:
     """One validation run: batches of lines in, the ledger and the rejections out.
 
@@ -207,13 +226,18 @@ class Ledger:
     evict from memory there); the batch files go to ``work`` (a folder of this run's own, a
     temporary one by default, removed by :meth:`close`). ``keep_digests`` also keeps every
     line's digests.
+
+    ``workers`` batches are validated at once (each in a thread with its own cursor of
+    ``con``, DuckDB on one thread); their key tables are kept in batch order, so the run's
+    tables and files do not depend on which batch finished first. ``workers=1`` validates each
+    batch in the caller's thread on ``con``.
     """
 
     def __init__(self, settings: Settings, answers: pa.Table | None = None,
                  sources: pa.Table | None = None,
                  prior: pa.Table | duckdb.DuckDBPyRelation | None = None,
                  con: duckdb.DuckDBPyConnection | None = None, keep_digests: bool = False,
-                 work: Path | None = None, store: str | None = None):
+                 work: Path | None = None, store: str | None = None, workers: int = WORKERS):
         self.con = con or duck.connect()
         self.store = store
         self._own_work = work is None
@@ -223,81 +247,171 @@ class Ledger:
             (self.work / sub).mkdir(parents=True, exist_ok=True)
         self.params = settings.params()
         self.keep_digests = keep_digests
+        self.workers = max(1, int(workers))
         self.batches = 0
         self.lines = 0
         self.finished = False
-        # wall and CPU seconds (every thread of the process) per step over every batch: the
-        # benchmark's per-phase figures
+        # wall and CPU seconds per step over every batch: the benchmark's per-phase figures
+        # (a batch's steps: the CPU of the thread that ran them; DuckDB runs them on it)
         self.seconds: dict[str, float] = defaultdict(float)
         self.cpu_seconds: dict[str, float] = defaultdict(float)
+        self._answers = answers if answers is not None else empty(ANSWERS_SCHEMA)
+        self._sources = sources if sources is not None else empty(SOURCES_SCHEMA)
+        self._setup = connection_setup(self.con)
+        self._threads: int | None = None  # DuckDB's setting, restored after the batches
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: deque[Future[BatchOut]] = deque()
+        self._local = threading.local()
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._cursors_lock = threading.Lock()
         for table in BATCH_TABLES:
-            self.con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
+            self.con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
         for table in RUN_TABLES:
             self.con.execute(f"DROP TABLE IF EXISTS {self._run_table(table)}")
         register_sha256(self.con)
-        self.con.register("sr_answers", answers if answers is not None else empty(ANSWERS_SCHEMA))
-        self.con.register("sr_sources", sources if sources is not None else empty(SOURCES_SCHEMA))
+        self._batch_views(self.con)
         if isinstance(prior, duckdb.DuckDBPyRelation):
             prior.create_view("sr_prior", replace=True)
         else:
             self.con.register("sr_prior", prior if prior is not None else empty(PRIOR_SCHEMA))
 
-    @contextmanager
-    def _timed(self, step: str) -> Iterator[None]:
-        start, cpu = time.perf_counter(), time.process_time()
-        try:
-            yield
-        finally:
-            self.seconds[step] += time.perf_counter() - start
-            self.cpu_seconds[step] += time.process_time() - cpu
+    def _batch_views(self, con: duckdb.DuckDBPyConnection) -> None:
+        """What a batch statement reads besides its lines, on ``con`` (``sr_sha256``, made
+        on the ledger's connection, is in the database's catalog: its cursors see it)."""
+        con.register("sr_answers", self._answers)
+        con.register("sr_sources", self._sources)
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        """This worker thread's cursor of ``con`` (same database, its own temporary tables
+        and views), made on first use."""
+        cur = getattr(self._local, "con", None)
+        if cur is None:
+            cur = self.con.cursor()
+            for name, value in self._setup:
+                cur.execute(f"SET {name} = $v", {"v": value})
+            self._batch_views(cur)
+            self._local.con = cur
+            with self._cursors_lock:
+                self._cursors.append(cur)
+        return cur
 
     def _run_table(self, table: str) -> str:
         """The qualified name of a table the run accumulates (in ``store`` when given)."""
         return f"{self.store or 'memory'}.main.{table}"
 
-    def _append(self, table: str, name: str, params: dict | None = None) -> None:
-        rel = relation(self.con, name, params)
-        if self.batches == 0:
-            rel.create(self._run_table(table))
-        else:
-            rel.insert_into(self._run_table(table))
+    def _append(self, table: str, rows: pa.Table, first: bool) -> None:
+        """Add one batch's rows to a run table (made by the ``first`` batch)."""
+        view = f"{table}_batch"
+        self.con.register(view, rows)
+        try:
+            if first:
+                self.con.execute(f"CREATE TABLE {self._run_table(table)} AS FROM {view}")
+            else:
+                self.con.execute(f"INSERT INTO {self._run_table(table)} FROM {view}")
+        finally:
+            self.con.unregister(view)
+
+    def _one_thread(self) -> None:
+        """DuckDB on one thread while batches are validated (restored by :meth:`_restore`)."""
+        if self._threads is None:
+            self._threads = self.con.sql("SELECT current_setting('threads')").fetchall()[0][0]
+            self.con.execute("SET threads = 1")
+
+    def _restore(self) -> None:
+        """DuckDB's threads setting as it was before the first batch."""
+        if self._threads is not None:
+            self.con.execute("SET threads = $n", {"n": self._threads})
+            self._threads = None
 
     def add(self, lines: pa.Table) -> None:
-        """Type, seal and check one batch of lines (file, line, raw) and keep what it yields."""
+        """Type, seal and check one batch of lines (file, line, raw) and keep what it yields
+        (with ``workers`` > 1 the batch is validated beside the ones before; its keys are kept
+        in batch order by a later ``add`` or by ``finish``)."""
         if self.finished:
             raise RuntimeError("this ledger is finished; start a new one")
-        con, params = self.con, self.params
-        t = self._timed
-        with t("hash_lines"):
+        index = self.batches
+        self.batches += 1
+        self.lines += lines.num_rows
+        self._one_thread()
+        if self.workers == 1:
+            self._keep(self._validate_batch(self.con, index, lines))
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="sr-validate")
+        self._pending.append(self._pool.submit(self._in_worker, index, lines))
+        # one more batch than workers in flight: the caller reads the next while they run
+        while len(self._pending) > self.workers:
+            self._keep(self._pending.popleft().result())
+
+    def _drain(self) -> None:
+        """Keep every batch still being validated, in batch order."""
+        while self._pending:
+            self._keep(self._pending.popleft().result())
+
+    def _in_worker(self, index: int, lines: pa.Table) -> BatchOut:
+        """One batch validated in a worker thread, on that thread's cursor."""
+        return self._validate_batch(self._cursor(), index, lines)
+
+    def _validate_batch(self, con: duckdb.DuckDBPyConnection, index: int,
+                        lines: pa.Table) -> BatchOut:
+        """Validate one batch on ``con``: its ledger rows and rejections to the batch files,
+        its key table (and digests) returned for :meth:`_keep`."""
+        seconds: dict[str, float] = defaultdict(float)
+        cpu_seconds: dict[str, float] = defaultdict(float)
+
+        @contextmanager
+        def timed(step: str) -> Iterator[None]:
+            start, cpu = time.perf_counter(), time.thread_time()
+            try:
+                yield
+            finally:
+                seconds[step] += time.perf_counter() - start
+                cpu_seconds[step] += time.thread_time() - cpu
+
+        with timed("hash_lines"):
             raw = lines.column("raw")
             con.register("sr_lines", pa.table({
                 "file": lines.column("file"), "line": lines.column("line"), "raw": raw,
                 "line_sha256": sha256_column(raw)}))
-        with t("validate"):
+        with timed("validate"):
             text = batch_statement()
-            used = {k: v for k, v in params.items() if f"${k}" in text}
+            used = {k: v for k, v in self.params.items() if f"${k}" in text}
             for table in BATCH_TABLES:
-                con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
-            with one_thread(con):
-                con.sql(text, params=used).to_table("sr_checked")
+                con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
+            con.execute(f"CREATE TEMP TABLE sr_checked AS\n{text}", used)
             # one thread keeps the lines' order; checked on the two key columns, sorted if not
             keys = con.sql("SELECT file, line FROM sr_checked").to_arrow_table()
             if not in_line_order(keys):
-                relation(con, "source_risk/sort_checked").to_table("sr_checked_sorted")
-                con.execute("DROP TABLE memory.main.sr_checked")
-                con.execute("ALTER TABLE memory.main.sr_checked_sorted RENAME TO sr_checked")
-        with t("keep"):
-            name = f"{self.batches:06d}.arrow"
+                con.execute("CREATE TEMP TABLE sr_checked_sorted AS\n"
+                            + duck.sql_text("source_risk/sort_checked"))
+                con.execute("DROP TABLE temp.main.sr_checked")
+                con.execute("ALTER TABLE temp.main.sr_checked_sorted RENAME TO sr_checked")
+        with timed("keep"):
+            name = f"{index:06d}.arrow"
             for sub, sql in (("spool", "select_sealed_records"),
                              ("rejects", "select_checked_rejections")):
                 write_spool(relation(con, f"source_risk/{sql}").to_arrow_table(),
                             self.work / sub / name)
-            self._append("sr_line_keys", "source_risk/select_line_keys",
-                         {"batch": self.batches})
-            if self.keep_digests:
-                self._append("sr_digests", "source_risk/select_line_digests")
-        self.batches += 1
-        self.lines += lines.num_rows
+            line_keys = relation(con, "source_risk/select_line_keys",
+                                 {"batch": index}).to_arrow_table()
+            digests = relation(con, "source_risk/select_line_digests").to_arrow_table() \
+                if self.keep_digests else None
+            con.execute("DROP TABLE temp.main.sr_checked")
+            con.unregister("sr_lines")
+        return BatchOut(index, line_keys, digests, seconds, cpu_seconds)
+
+    def _keep(self, out: BatchOut) -> None:
+        """A validated batch's keys (and digests) added to the run's tables, in batch order."""
+        start, cpu = time.perf_counter(), time.thread_time()
+        self._append("sr_line_keys", out.keys, out.index == 0)
+        if out.digests is not None:
+            self._append("sr_digests", out.digests, out.index == 0)
+        for step, value in out.seconds.items():
+            self.seconds[step] += value
+        for step, value in out.cpu_seconds.items():
+            self.cpu_seconds[step] += value
+        self.seconds["keep"] += time.perf_counter() - start
+        self.cpu_seconds["keep"] += time.thread_time() - cpu
 
     def finish(self) -> None:
         """Resolve lineage over every batch (and the prior ledger); run once, after ``add``."""
@@ -305,9 +419,24 @@ class Ledger:
             return
         if self.batches == 0:
             self.add(LINES_SCHEMA.empty_table())
-        with self._timed("lineage"):
-            self._link()
+        self._drain()
+        self._stop_workers()
+        self._restore()
+        start, cpu = time.perf_counter(), time.process_time()
+        self._link()
+        self.seconds["lineage"] += time.perf_counter() - start
+        self.cpu_seconds["lineage"] += time.process_time() - cpu
         self.finished = True
+
+    def _stop_workers(self) -> None:
+        """Stop the worker threads and close their cursors (and their temporary tables)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._pending.clear()
+        for cur in self._cursors:
+            cur.close()
+        self._cursors.clear()
 
     def _link(self) -> None:
         con = self.con
@@ -325,8 +454,6 @@ class Ledger:
             "file": cands.column("file"), "line": cands.column("line"),
             "line_canonical_sha256": pa.array(canon, type=pa.string())}))
         relation(con, "source_risk/link_revisions").create(self._run_table("sr_linked"))
-        for table in BATCH_TABLES:
-            con.execute(f"DROP TABLE IF EXISTS memory.main.{table}")
 
     def _parts(self, sub: str) -> list[Path]:
         return [self.work / sub / f"{i:06d}.arrow" for i in range(self.batches)]
@@ -388,7 +515,10 @@ class Ledger:
             self.con.execute(f"DROP TABLE IF EXISTS {self._run_table(table)}")
 
     def close(self) -> None:
-        """Remove the work folder when this ledger made it (the caller's is left alone)."""
+        """Stop the workers, restore DuckDB's threads and remove the work folder when this
+        ledger made it (the caller's is left alone)."""
+        self._stop_workers()
+        self._restore()
         if self._own_work:
             shutil.rmtree(self.work, ignore_errors=True)
 
@@ -412,13 +542,15 @@ def validate(
     prior: pa.Table | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
     batch_rows: int | None = None,
+    workers: int = WORKERS,
 ) -> Validated:
     """Type, seal and check lines (file, line, raw) in memory, in batches of ``batch_rows``
-    (default: one batch), and return the ledger, the rejections and every line's digests."""
+    (default: one batch) validated ``workers`` at a time, and return the ledger, the
+    rejections and every line's digests."""
     size = batch_rows or max(1, lines.num_rows)
     batches = [lines.slice(i, size) for i in range(0, lines.num_rows, size)]
     ledger = run(batches, settings, answers=answers, sources=sources, prior=prior, con=con,
-                 keep_digests=True)
+                 keep_digests=True, workers=workers)
     try:
         return Validated(ledger.records().read_all(), ledger.rejected().read_all(),
                          ledger.digests())

@@ -242,3 +242,21 @@ def test_lines_out_of_order_come_out_in_line_order(sealed) -> None:
     assert got.records.equals(whole.records)
     assert got.rejected.equals(whole.rejected)
     assert whole.rejected.num_rows == 2  # the malformed line and the duplicate
+
+
+def test_batches_side_by_side_equal_one_at_a_time(sealed) -> None:
+    """Batches validated by several workers at once (each on its own cursor, finishing in any
+    order) give the rows, rejections and digests of one worker taking them in turn: the key
+    tables are kept in batch order, lineage across batches included."""
+    base = sealed[14]
+    child = dict(copy.deepcopy(base), annotator_id="child", parent_record=base["record_digest"])
+    texts = ([json.dumps(child)] + [json.dumps(r) for r in sealed] + ["{not json"]
+             + [json.dumps(base), json.dumps(sealed[3])])
+    one = validate.validate(_table(texts), fixtures.SETTINGS, batch_rows=4, workers=1)
+    assert one.records.num_rows and one.rejected.num_rows
+    for workers in (2,):
+        got = validate.validate(_table(texts), fixtures.SETTINGS, batch_rows=4,
+                                workers=workers)
+        assert got.records.equals(one.records), workers
+        assert got.rejected.equals(one.rejected), workers
+        assert got.digests.equals(one.digests), workers

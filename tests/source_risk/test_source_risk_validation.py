@@ -4,6 +4,7 @@ docs/references.md) on real DuckDB SQL."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
 
 import pyarrow as pa
@@ -14,6 +15,7 @@ from citeaudit.codebook import validate as validate_codebook
 from citeaudit.demo_corpus.codebooks import codebook as demo_codebook
 from citeaudit.source_risk import contract, endpoint
 from citeaudit.source_risk.conformance import fixtures, mutations
+from citeaudit.source_risk.digests import sha256_column
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +156,16 @@ def test_pipeline_defects_and_lineage(sealed) -> None:
     assert ledger[2]["record_digest"] != ledger[1]["record_digest"]
     current = endpoint.current(duck.connect(), result.records).to_pylist()
     assert [c["record_digest"] for c in current] == [ledger[2]["record_digest"]]
+
+
+@pytest.mark.parametrize("values", [
+    [None] * 5,                       # a column no record fills (skipped, not hashed)
+    ["", None, "é ü", None, "abc"],   # an empty string is hashed; null stays null
+])
+def test_sha256_column_keeps_nulls(values) -> None:
+    """Hex SHA-256 per value, null for null (never the digest of an empty string), also for
+    a slice of a longer column (the vectors DuckDB hands ``sr_sha256``)."""
+    want = [None if v is None else hashlib.sha256(v.encode()).hexdigest() for v in values]
+    column = pa.array(["pad"] + values + ["pad"], pa.string()).slice(1, len(values))
+    assert sha256_column(column).to_pylist() == want
+    assert sha256_column(pa.array(values, pa.string())).to_pylist() == want
