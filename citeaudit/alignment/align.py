@@ -18,6 +18,10 @@ distinct URL):
 5. where a browser rendered the final capture (``fetch.browser``), the payload read for text is
    the rendered DOM's record (``capture_fidelity`` ``rendered``).
 
+The captures are read and keyed once per date; the citations are aligned in batches of whole
+answers (:data:`BATCH_CITATIONS`, :func:`align_batches`), so the hop tables and the final join
+hold a batch, not the day, and give the same rows as one pass over the day.
+
 Capture-side problems (invalid date, truncated, digest mismatch, unreadable, revisit without
 original) become reasons, never a silent pass.
 """
