@@ -207,7 +207,9 @@ def align_batches(citations: pa.Table, answers: pa.Table, derived: Path, codeboo
     duck.create_table(con, "invalid_keys", "alignment/select_invalid_keys")
     duck.create_table(con, "rendered", "alignment/select_rendered_captures",
                       {"prefix": RENDERED_URN})
-    ids = con.sql("SELECT answer_id FROM all_cites").to_arrow_table().column("answer_id")
+    # in answer order whatever the connection's preserve_insertion_order (nulls last)
+    ids = con.table("all_cites").select("answer_id").order("answer_id ASC NULLS LAST") \
+        .to_arrow_table().column("answer_id")
     ranges = answer_batches(ids, batch_citations) or [(None, None)]
     del ids
     for first, last in ranges:
