@@ -2,13 +2,24 @@
 passage_checks — every citation tied to the page as it was, L1 existence and L2 passages."""
 
 import dagster as dg
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from assets._metadata import count_by, remember_key, reuse_key, reuse_other_codebook, write_table
-from citeaudit import codebook, config, parquet_io
+from citeaudit import codebook, config, parquet_io, storage
 from citeaudit.alignment import align, passages, payload_text, soft404
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import PathsResource
+
+
+def _read_columns(paths: PathsResource, asset: str, where: dict[str, str],
+                  columns: list[str]) -> pa.Table:
+    """Some columns of one partition (:func:`parquet_io.read_partition`'s checks, fewer
+    bytes read and held)."""
+    path = parquet_io.partition_dir(paths.derived, asset, where) / parquet_io.DATA_FILE
+    if not storage.is_file(path):
+        parquet_io.read_partition(paths.derived, asset, where)  # raises, naming the partition
+    return parquet_io.read_table(path, columns=columns)
 
 
 @dg.asset(
@@ -35,9 +46,12 @@ def citation_captures(context: dg.AssetExecutionContext, paths: PathsResource
     reused = reuse_other_codebook(paths.derived, "citation_captures", part, key)
     if reused is not None:
         return dg.MaterializeResult(metadata=reused)
-    citations = parquet_io.read_partition(paths.derived, "citations", day)
-    answers = parquet_io.read_partition(paths.derived, "answers", day)
+    # only the columns the alignment reads (the answers' texts and the citations' quotes and
+    # metadata would be most of the step's memory on a large day)
+    citations = _read_columns(paths, "citations", day, align.CITATION_COLUMNS)
+    answers = _read_columns(paths, "answers", day, align.ANSWER_COLUMNS)
     table = align.align(citations, answers, paths.derived, book, replay_prefix=replay)
+    del citations, answers
     issues = count_by(table.filter(pc.is_valid(table.column("resolution_issue"))),
                       "resolution_issue")
     meta = write_table(table, paths.derived, "citation_captures", part,

@@ -18,6 +18,10 @@ distinct URL):
 5. where a browser rendered the final capture (``fetch.browser``), the payload read for text is
    the rendered DOM's record (``capture_fidelity`` ``rendered``).
 
+The captures are read and keyed once per date; the citations are aligned in batches of whole
+answers (:data:`BATCH_CITATIONS`, :func:`align_batches`), so the hop tables and the final join
+hold a batch, not the day, and give the same rows as one pass over the day.
+
 Capture-side problems (invalid date, truncated, digest mismatch, unreadable, revisit without
 original) become reasons, never a silent pass.
 """
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -40,6 +44,9 @@ from citeaudit.archive.lookup import add_replay_column
 from citeaudit.codebook import Codebook
 
 MAX_HOPS = 5
+# the columns :func:`align` reads of the citations and answers tables
+CITATION_COLUMNS = ["answer_id", "claim_id", "citation_id", "url", "retrieved_at"]
+ANSWER_COLUMNS = ["answer_id", "observed_at"]
 CAPTURES = "captures"
 CAPTURE_FOLDER = "crawl_date"
 
@@ -106,15 +113,46 @@ def _redirect_keys(pairs: pa.Table, is_tracking: Callable[[str], bool]) -> pa.Ta
     return pa.table(rows, schema=REDIRECT_KEYS_SCHEMA)
 
 
-def _window_dates(cites: pa.Table) -> tuple[dt.date, dt.date] | None:
-    import pyarrow.compute as pc
-
-    lo = pc.min(cites.column("window_start")).as_py()
-    hi = pc.max(cites.column("window_end")).as_py()
+def _window_dates(con: duckdb.DuckDBPyConnection, table: str
+                  ) -> tuple[dt.date, dt.date] | None:
+    """The crawl dates the windows of ``table`` touch (one day of slack each side)."""
+    lo, hi = con.table(table).aggregate("min(window_start), max(window_end)").fetchall()[0]
     if lo is None or hi is None:
         return None
     # one day of slack each side: a record's WARC-Date may fall just past its folder's date
     return lo.date() - dt.timedelta(days=1), hi.date() + dt.timedelta(days=1)
+
+
+def answer_batches(answer_ids: pa.ChunkedArray | pa.Array, size: int
+                   ) -> list[tuple[str | None, str | None]]:
+    """Inclusive ``(first, last)`` answer-id ranges over ``answer_ids`` (sorted, nulls last)
+    of about ``size`` rows each, cut only where the answer changes, so an answer's citations
+    stay in one batch; a range of nulls is ``(None, None)``."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    arr = answer_ids.combine_chunks() if isinstance(answer_ids, pa.ChunkedArray) \
+        else answer_ids
+    valid = len(arr) - arr.null_count  # nulls sort last: the valid ids are a prefix
+    out: list[tuple[str | None, str | None]] = []
+    if valid:
+        ids = arr.slice(0, valid)
+        changed = pc.not_equal(ids.slice(1), ids.slice(0, valid - 1))
+        starts = np.flatnonzero(np.concatenate(([True], changed.to_numpy(zero_copy_only=False))))
+        cuts = [0]
+        while cuts[-1] < valid:
+            nxt = np.searchsorted(starts, cuts[-1] + max(1, size), side="left")
+            cuts.append(int(starts[nxt]) if nxt < len(starts) else valid)
+        out = [(ids[lo].as_py(), ids[hi - 1].as_py())
+               for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)]
+    if valid < len(arr):
+        out.append((None, None))
+    return out
+
+
+# Citations aligned per batch (cut between answers): the final join's and the hop tables'
+# memory follow the batch, not the day; the captures are loaded once for every batch.
+BATCH_CITATIONS = 32_768
 
 
 def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codebook,
@@ -130,6 +168,21 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
     partitions under ``derived/captures`` whose crawl date the windows touch. ``canon``
     (url, canonical_url, canonical_key, url_error) replaces keying the cited URLs here.
     """
+    batches = list(align_batches(citations, answers, derived, codebook, con=con,
+                                 capture_paths=capture_paths, canon=canon,
+                                 replay_prefix=replay_prefix))
+    return pa.concat_tables(batches).combine_chunks()
+
+
+def align_batches(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codebook,
+                  *, con: duckdb.DuckDBPyConnection | None = None,
+                  capture_paths: list[str] | None = None, canon: pa.Table | None = None,
+                  replay_prefix: str | None = None,
+                  batch_citations: int = BATCH_CITATIONS) -> Iterator[pa.Table]:
+    """The rows of :func:`align`, in its order, as tables of about ``batch_citations``
+    citations (whole answers; at least one table, possibly empty). Each citation's row
+    depends only on the citation and the captures, so a batch aligns exactly as the whole day
+    does; the captures are read and keyed once."""
     con = con or duck.connect()
     win = codebook.alignment_window
     con.register("citations", citations)
@@ -140,9 +193,10 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
     con.register("canon", canon)
     params = {"before_s": float(win.before_days) * 86400.0,
               "after_s": float(win.after_days) * 86400.0}
-    duck.create_table(con, "cites", "alignment/select_citation_refs", params)
-    cites = con.table("cites").to_arrow_table()
-    span = _window_dates(cites)
+    duck.create_table(con, "all_cites", "alignment/select_citation_refs", params)
+    con.unregister("canon")
+    con.unregister("answers")
+    span = _window_dates(con, "all_cites")
     if capture_paths is None:
         # later crawl dates too: L1 `changed` compares with the newest capture, whenever taken
         capture_paths = capture_files(derived, span[0], None) if span else []
@@ -150,6 +204,25 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
     else:
         originals = capture_paths
     _load_captures(con, capture_paths, codebook)
+    duck.create_table(con, "invalid_keys", "alignment/select_invalid_keys")
+    duck.create_table(con, "rendered", "alignment/select_rendered_captures",
+                      {"prefix": RENDERED_URN})
+    # in answer order whatever the connection's preserve_insertion_order (nulls last)
+    ids = con.table("all_cites").select("answer_id").order("answer_id ASC NULLS LAST") \
+        .to_arrow_table().column("answer_id")
+    ranges = answer_batches(ids, batch_citations) or [(None, None)]
+    del ids
+    for first, last in ranges:
+        duck.create_table(con, "cites", "alignment/select_batch_cites",
+                          {"first": first, "last": last, "nulls": first is None})
+        table = _align_cites(con, codebook, originals)
+        con.execute("DROP TABLE cites")
+        yield add_replay_column(table, replay_prefix, "final_capture_time", "final_uri")
+
+
+def _align_cites(con: duckdb.DuckDBPyConnection, codebook: Codebook, originals: list[str]
+                 ) -> pa.Table:
+    """The citation_captures rows of the citations in table ``cites`` (captures loaded)."""
     duck.execute(con, "alignment/create_hops")
     duck.create_table(con, "frontier", "alignment/select_first_frontier")
     for hop in range(MAX_HOPS + 1):
@@ -165,18 +238,16 @@ def align(citations: pa.Table, answers: pa.Table, derived: Path, codebook: Codeb
         duck.create_table(con, "frontier", "alignment/select_next_frontier",
                           {"hop": hop, "max_hops": MAX_HOPS})
     con.execute("DROP TABLE IF EXISTS frontier")
-    con.execute("DROP TABLE slots")
     duck.create_table(con, "later", "alignment/select_later_captures")
     duck.create_table(con, "details", "alignment/select_capture_details")
-    duck.create_table(con, "invalid_keys", "alignment/select_invalid_keys")
-    con.execute("DROP TABLE caps")  # the biggest table: free it before the final join
     _load_originals(con, originals)
-    con.register("captured", duck.query(con, "alignment/select_citation_captures",
-                                        {"max_hops": MAX_HOPS}))
+    duck.create_table(con, "captured", "alignment/select_citation_captures",
+                      {"max_hops": MAX_HOPS})
     # a page a browser rendered is read from its rendered DOM (capture_fidelity 'rendered')
     table = duck.query(con, "alignment/select_rendered_payloads", {"prefix": RENDERED_URN})
-    con.unregister("captured")
-    return add_replay_column(table, replay_prefix, "final_capture_time", "final_uri")
+    for name in ("captured", "origs", "wanted", "details", "later", "hops"):
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+    return table
 
 
 def _count(con: duckdb.DuckDBPyConnection, table: str) -> int:

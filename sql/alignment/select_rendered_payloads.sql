@@ -5,16 +5,7 @@
 -- script shell the static fetch got. Otherwise the capture's own payload ('static'); NULL when
 -- there is no usable payload. A rendered record that is truncated or unreadable is not used.
 -- Grain: one row per citation. Inputs: captured (citation_captures before this step),
--- caps_raw (the capture index rows read by the alignment); $prefix ('urn:rendered-dom:').
-WITH rendered AS (
-    SELECT target_uri, capture_time, file, "offset", payload_sha256
-    FROM caps_raw
-    WHERE record_type = 'resource' AND starts_with(target_uri, $prefix)
-        AND error IS NULL AND NOT coalesce(truncated, false) AND payload_sha256 IS NOT NULL
-        AND capture_time IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY target_uri, capture_time
-                               ORDER BY file, "offset") = 1
-)
+-- rendered (select_rendered_captures); $prefix ('urn:rendered-dom:').
 SELECT
     c.* REPLACE (
         coalesce(r.file, c.payload_file) AS payload_file,

@@ -16,10 +16,13 @@ pages AS (
           WHERE payload_sha256 IN (SELECT payload_sha256 FROM needs))
     GROUP BY ALL
 ),
+wanted AS (
+    SELECT DISTINCT payload_sha256, term FROM needs
+),
 df AS (
     SELECT payload_sha256, term, count(*) AS df
     FROM passage_terms
-    WHERE payload_sha256 IN (SELECT payload_sha256 FROM needs)
+    SEMI JOIN wanted USING (payload_sha256, term)
     GROUP BY ALL
 ),
 hits AS (
@@ -32,12 +35,15 @@ hits AS (
     JOIN pages AS g USING (payload_sha256)
 ),
 page_terms AS (
-    SELECT claim_id, atom_index, payload_sha256, count(DISTINCT term)::INTEGER AS page_matched
-    FROM hits GROUP BY ALL
+    -- a needed term the page has anywhere has a df row (needs is distinct per term)
+    SELECT claim_id, atom_index, payload_sha256, count(*)::INTEGER AS page_matched
+    FROM needs JOIN df USING (payload_sha256, term)
+    GROUP BY ALL
 ),
 scored AS (
+    -- hits holds each term once per (atom, page, passage): no DISTINCT needed
     SELECT claim_id, atom_index, payload_sha256, passage_no, sum(w ORDER BY term) AS bm25,
-        list(DISTINCT term ORDER BY term) AS matched_terms
+        list(term ORDER BY term) AS matched_terms
     FROM hits GROUP BY ALL
 ),
 ranked AS (

@@ -245,3 +245,38 @@ def test_payload_text_on_common_crawl_excerpt(corpora: Path) -> None:
             if r["record_type"] == "response" and (r["mime"] or "").startswith("text/html")]
     assert len(rows) >= 10
     assert all(r["error"] is None and r["text"] for r in rows)
+
+
+def test_answer_batches_keep_answers_whole() -> None:
+    ids = pa.chunked_array([["a", "a", "b", "c", "c", "c"], ["d", None, None]])
+    assert align.answer_batches(ids, 2) == [("a", "a"), ("b", "c"), ("d", "d"), (None, None)]
+    assert align.answer_batches(ids, 100) == [("a", "d"), (None, None)]
+    assert align.answer_batches(pa.array([], pa.string()), 5) == []
+
+
+def test_citations_aligned_in_batches_equal_the_written_day(demo) -> None:
+    """Batches of a few answers give the rows the asset wrote, in its order (each citation's
+    row depends only on it and the captures)."""
+    import pyarrow.parquet as pq
+
+    from citeaudit import codebook
+
+    raw, derived, _ = demo
+    written = max((derived / "citation_captures").glob("*/codebook=v1/data.parquet"),
+                  key=lambda f: f.stat().st_size)  # the date with the most citations
+    date = written.parent.parent.name.split("=", 1)[1]
+    day = derived / "citations" / f"observation_date={date}" / "data.parquet"
+    citations = pq.read_table(day, columns=align.CITATION_COLUMNS)
+    answers = pq.read_table(derived / "answers" / f"observation_date={date}" / "data.parquet",
+                            columns=align.ANSWER_COLUMNS)
+    book = codebook.load_version(raw, "v1")
+    from citeaudit import config
+
+    replay = config.load(raw).replay.link_prefix()
+    batches = list(align.align_batches(citations, answers, derived, book, replay_prefix=replay,
+                                       batch_citations=citations.num_rows // 4))
+    assert len(batches) > 2
+    firsts = [b.column("answer_id")[0].as_py() for b in batches]
+    lasts = [b.column("answer_id")[-1].as_py() for b in batches]
+    assert all(lo > hi for lo, hi in zip(firsts[1:], lasts[:-1], strict=True))  # answers whole
+    assert pa.concat_tables(batches).equals(pq.read_table(written))
