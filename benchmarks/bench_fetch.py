@@ -8,7 +8,7 @@ The site is a threaded HTTP server on 127.0.0.1 in its own process (its memory i
 serving ``http://hNNN.bench.test/pageM`` (a 2-8 KB HTML page each) for any Host; it also
 accepts the absolute-form request line a proxy client sends, which is how wget reaches it
 (``-e use_proxy=on -e http_proxy=127.0.0.1:PORT``; the WARC still records the real URLs).
-Every configuration runs in a fresh child process; peak RSS is the child's ``ru_maxrss``.
+Every configuration runs in a fresh child process.
 
 a. *Machinery*: every page once, politeness delay 0, citeaudit at concurrency 1 and 8,
    at N/4 pages and at N pages (memory must not grow with the page count);
@@ -24,7 +24,8 @@ e. *Browser capture*: ``--browser-hosts`` × ``--browser-pages`` script-rendered
    Chromium, every sub-request fetched and archived by the crawler), delay 0. Peak RSS here is
    the whole process tree (the crawl, Playwright's driver and Chromium's processes), sampled.
 
-Peak RSS of every configuration is sampled with psutil over the child's process tree
+Peak RSS of every configuration is the child's own (``os.wait4`` from a fresh launcher,
+``peak_rss.py``); the browser rows also sample the whole process tree with psutil
 (``pip install -e '.[bench]'``).
 """
 
@@ -46,6 +47,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def page_body(host: str, path: str) -> bytes:
@@ -153,32 +155,41 @@ def run_ours(args: argparse.Namespace) -> None:
     print(json.dumps({"pages": len(todo), "seconds": secs, "outcomes": outcomes}))
 
 
-def child(cmd: list[str], env: dict | None = None) -> tuple[str, float, float]:
-    """Run one configuration in a fresh process: (stdout, seconds, peak RSS MB of its process
-    tree, sampled every 20 ms)."""
-    import psutil
+def child(cmd: list[str], env: dict | None = None, tree: bool = False
+          ) -> tuple[str, float, float]:
+    """Run one configuration in a fresh process: (stdout, seconds, peak RSS MB).
+
+    The command starts from a fresh launcher interpreter (``peak_rss``), so its peak
+    (``os.wait4``) is its own, never this script's. With ``tree`` (the browser rows, where
+    Chromium's processes are part of the cost) the whole process tree is also sampled every
+    20 ms with psutil and the larger figure kept."""
+    from peak_rss import Launched
 
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
-    watched = psutil.Process(proc.pid)
+    launched = Launched(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                        env=env)
+    proc = launched.proc
     peak = 0
-    while proc.poll() is None:
-        try:
-            tree = [watched] + watched.children(recursive=True)
-            rss = 0
-            for p in tree:
-                with contextlib.suppress(psutil.Error):
-                    rss += p.memory_info().rss
-            peak = max(peak, rss)
-        except psutil.Error:
-            break
-        time.sleep(0.02)
+    if tree:
+        import psutil
+
+        watched = psutil.Process(proc.pid)
+        while proc.poll() is None:
+            try:
+                rss = 0
+                for p in watched.children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        rss += p.memory_info().rss
+                peak = max(peak, rss)
+            except psutil.Error:
+                break
+            time.sleep(0.02)
     stdout, stderr = proc.communicate(timeout=3600)
+    measured = launched.wait()
     secs = time.perf_counter() - t0
-    if proc.returncode != 0:
+    if measured.returncode != 0:
         raise SystemExit(f"{cmd[0]} failed: {stderr[-2000:]}")
-    return stdout, secs, peak / 2**20
+    return stdout, secs, max(peak / 2**20, measured.peak_mb)
 
 
 def server_log(origin: str) -> list[tuple[str, float]]:
@@ -301,7 +312,7 @@ def main() -> None:
                     stdout, secs, rss = child(me + [
                         "--out", str(out), "--hosts", str(args.browser_hosts),
                         "--pages", str(args.browser_pages), "--kind", "spa",
-                        "--browser", mode])
+                        "--browser", mode], tree=True)
                     r = json.loads(stdout.strip().splitlines()[-1])
                     served = len(server_log(origin))
                     rows.append((f"citeaudit, script-rendered pages, browser {mode}",
