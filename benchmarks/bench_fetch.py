@@ -129,9 +129,9 @@ def run_ours(args: argparse.Namespace) -> None:
     """Child: crawl ``urls`` with citeaudit; print JSON (pages, seconds, outcomes)."""
     import datetime as dt
 
-    from citeaudit.archive.capture.fetch_log import decline_pandas
+    from citeaudit.archive.capture.fetch_log import lean_process
 
-    decline_pandas()  # as the archive command does
+    lean_process()  # as the archive command does
     import pyarrow as pa
 
     from citeaudit.archive import capture as crawl

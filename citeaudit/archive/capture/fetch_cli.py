@@ -71,9 +71,9 @@ def register_cli(subparsers: Any) -> None:
 def _cli_archive(args: Any) -> int:
     from dataclasses import replace
 
-    from citeaudit.archive.capture.fetch_log import decline_pandas
+    from citeaudit.archive.capture.fetch_log import lean_process
 
-    decline_pandas()  # this process only captures: ~50 MB less RSS (see its docstring)
+    lean_process()  # this process only captures: ~50 MB less peak RSS (see its docstring)
     from citeaudit.archive.capture import crawl
     from citeaudit.archive.capture.windows import window_warnings
     from citeaudit.ingest.answers import answer_files, ingest_files
