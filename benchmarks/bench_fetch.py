@@ -11,13 +11,16 @@ accepts the absolute-form request line a proxy client sends, which is how wget r
 Every configuration runs in a fresh child process.
 
 a. *Machinery*: every page once, politeness delay 0, citeaudit at concurrency 1 and 8,
-   at N/4 pages and at N pages (memory must not grow with the page count);
+   at N/4 pages and at N pages (memory must not grow with the page count); pages/s over the
+   crawl itself, the whole process's wall time (start-up and imports) in the notes;
 b. *wget*: ``wget --warc-file -i urls.txt`` over the same N pages (single connection);
 c. *Politeness*: ``--delay-hosts`` × ``--delay-pages`` at the default 1 s delay; the server's
    own timestamps give the smallest gap between two requests to one host (must be >= 1 s);
+   the same pages through ``wget --wait=1`` (1 s between any two requests: one host after
+   the other);
 d. *Equal politeness against wget*: one host × ``--delay-pages`` pages, 1 s between two requests
-   and robots.txt obeyed by both (citeaudit ``per_host_delay_seconds: 1``, concurrency 1;
-   ``wget --wait=1 -e robots=on``);
+   (citeaudit ``per_host_delay_seconds: 1``, concurrency 1; ``wget --wait=1 -e robots=on``,
+   which reads robots.txt only when it recurses: the ``requests`` note shows it);
 e. *Browser capture*: ``--browser-hosts`` × ``--browser-pages`` script-rendered pages (a shell
    whose script fetches a JSON document and renders it: 3 requests a page), captured with
    ``fetch.browser: never`` (static shells only) and ``auto`` (each shell rendered in headless
@@ -254,9 +257,13 @@ def main() -> None:
             stdout, secs, rss = child(me + ["--out", str(out), "--hosts", str(args.hosts),
                                             "--pages", str(pages), "--concurrency", str(conc)])
             r = json.loads(stdout.strip().splitlines()[-1])
-            server_log(origin)
+            served = len(server_log(origin))
+            # pages/s over the crawl itself (archive_date); the whole process's wall time
+            # (interpreter start and imports included, as for wget) in the notes
             rows.append((f"citeaudit, delay 0, concurrency {conc}", r["pages"],
-                         r["pages"] / r["seconds"], rss, r["outcomes"]))
+                         r["pages"] / r["seconds"], rss,
+                         {"requests": served, "wall_s": round(secs, 2),
+                          "pages_per_wall_s": round(r["pages"] / secs, 1)}))
             shutil.rmtree(out)
         if not args.skip_wget and shutil.which("wget"):
             listing = work / "urls.txt"
@@ -269,15 +276,35 @@ def main() -> None:
                                   "-P", str(wdir / "files"), "-i", str(listing)], env)
             served = len(server_log(origin))
             rows.append(("GNU wget --warc-file (1 connection)", args.hosts * args.pages,
-                         args.hosts * args.pages / secs, rss, {"requests": served}))
+                         args.hosts * args.pages / secs, rss,
+                         {"requests": served, "wall_s": round(secs, 2)}))
         out = work / "polite"
         stdout, secs, rss = child(me + ["--out", str(out), "--hosts", str(args.delay_hosts),
                                         "--pages", str(args.delay_pages), "--delay", "1.0",
                                         "--concurrency", str(args.delay_hosts)])
         r = json.loads(stdout.strip().splitlines()[-1])
-        gap = min_gap(server_log(origin))
+        log = server_log(origin)
         rows.append((f"citeaudit, delay 1 s, {args.delay_hosts} hosts", r["pages"],
-                     r["pages"] / r["seconds"], rss, {"min_gap_s": round(gap, 3)}))
+                     r["pages"] / secs, rss, {"min_gap_s": round(min_gap(log), 3),
+                                              "requests": len(log),
+                                              "wall_s": round(secs, 2)}))
+        if not args.skip_wget and shutil.which("wget"):
+            # the same pages through wget at the same 1 s (wget waits between any two
+            # requests, so it takes the hosts one after the other)
+            listing = work / "polite.txt"
+            listing.write_text("\n".join(urls(args.delay_hosts, args.delay_pages)) + "\n")
+            env = dict(os.environ, http_proxy=origin.replace("http://", ""), no_proxy="")
+            wdir = work / "wget-polite"
+            wdir.mkdir()
+            _, secs, rss = child(["wget", "-q", "-e", "use_proxy=on", "-e", "robots=on",
+                                  "--wait=1", "--warc-file", str(wdir / "wget"),
+                                  "--no-warc-keep-log", "-P", str(wdir / "files"),
+                                  "-i", str(listing)], env)
+            log = server_log(origin)
+            pages = args.delay_hosts * args.delay_pages
+            rows.append((f"GNU wget --wait=1, {args.delay_hosts} hosts", pages, pages / secs,
+                         rss, {"min_gap_s": round(min_gap(log), 3), "requests": len(log),
+                               "wall_s": round(secs, 2)}))
         # equal politeness: one host, 1 s between two requests, robots.txt obeyed, one
         # connection at a time, for both
         out = work / "equal"
@@ -285,9 +312,10 @@ def main() -> None:
                                         "--pages", str(args.delay_pages), "--delay", "1.0",
                                         "--concurrency", "1"])
         r = json.loads(stdout.strip().splitlines()[-1])
-        gap = min_gap(server_log(origin))
+        log = server_log(origin)
         rows.append(("citeaudit, 1 host, delay 1 s, robots", r["pages"],
-                     r["pages"] / secs, rss, {"min_gap_s": round(gap, 3),
+                     r["pages"] / secs, rss, {"min_gap_s": round(min_gap(log), 3),
+                                              "requests": len(log),
                                               "wall_s": round(secs, 2)}))
         if not args.skip_wget and shutil.which("wget"):
             listing = work / "equal.txt"
@@ -299,9 +327,10 @@ def main() -> None:
                                   "--wait=1", "--warc-file", str(wdir / "wget"),
                                   "--no-warc-keep-log", "-P", str(wdir / "files"),
                                   "-i", str(listing)], env)
-            gap = min_gap(server_log(origin))
+            log = server_log(origin)
             rows.append(("GNU wget --warc-file --wait=1, robots", args.delay_pages,
-                         args.delay_pages / secs, rss, {"min_gap_s": round(gap, 3),
+                         args.delay_pages / secs, rss, {"min_gap_s": round(min_gap(log), 3),
+                                                        "requests": len(log),
                                                         "wall_s": round(secs, 2)}))
         if not args.skip_browser:
             from citeaudit.archive.capture import find_chromium
