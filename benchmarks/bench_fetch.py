@@ -132,7 +132,7 @@ def run_ours(args: argparse.Namespace) -> None:
     """Child: crawl ``urls`` with citeaudit; print JSON (pages, seconds, outcomes)."""
     import datetime as dt
 
-    from citeaudit.archive.capture.fetch_log import lean_process
+    from citeaudit.archive.capture import lean_process
 
     lean_process()  # as the archive command does
     import pyarrow as pa
