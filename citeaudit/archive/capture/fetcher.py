@@ -11,6 +11,8 @@ Politeness (:class:`HostGate`): at most one connection per host at a time and at
 ``Retry-After`` pushes the host's next slot further. Robots (:class:`RobotsCache`): robots.txt
 fetched once per host per run and parsed with protego; a 4xx robots.txt allows everything, a
 5xx or an unreachable one disallows everything (RFC 9309 §2.3.1), each with its own log row.
+Connections (:class:`ConnectionPool`): a crawl keeps a connection alive between the requests
+of a host, so a page costs one request, not a TCP (and TLS) set-up.
 """
 
 from __future__ import annotations
@@ -121,7 +123,8 @@ class _Watchdog:
 
     A :class:`threading.Timer` per request would start a thread per page (about as costly as
     the rest of a loopback fetch); here a deadline is a heap entry, and cancelled ones are
-    dropped as they reach the top."""
+    dropped as they reach the top (so the heap holds at most the requests started within
+    one total timeout)."""
 
     def __init__(self) -> None:
         self._cv = threading.Condition()
