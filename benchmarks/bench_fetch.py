@@ -8,23 +8,27 @@ The site is a threaded HTTP server on 127.0.0.1 in its own process (its memory i
 serving ``http://hNNN.bench.test/pageM`` (a 2-8 KB HTML page each) for any Host; it also
 accepts the absolute-form request line a proxy client sends, which is how wget reaches it
 (``-e use_proxy=on -e http_proxy=127.0.0.1:PORT``; the WARC still records the real URLs).
-Every configuration runs in a fresh child process; peak RSS is the child's ``ru_maxrss``.
+Every configuration runs in a fresh child process.
 
 a. *Machinery*: every page once, politeness delay 0, citeaudit at concurrency 1 and 8,
-   at N/4 pages and at N pages (memory must not grow with the page count);
+   at N/4 pages and at N pages (memory must not grow with the page count); pages/s over the
+   crawl itself, the whole process's wall time (start-up and imports) in the notes;
 b. *wget*: ``wget --warc-file -i urls.txt`` over the same N pages (single connection);
 c. *Politeness*: ``--delay-hosts`` × ``--delay-pages`` at the default 1 s delay; the server's
    own timestamps give the smallest gap between two requests to one host (must be >= 1 s);
+   the same pages through ``wget --wait=1`` (1 s between any two requests: one host after
+   the other);
 d. *Equal politeness against wget*: one host × ``--delay-pages`` pages, 1 s between two requests
-   and robots.txt obeyed by both (citeaudit ``per_host_delay_seconds: 1``, concurrency 1;
-   ``wget --wait=1 -e robots=on``);
+   (citeaudit ``per_host_delay_seconds: 1``, concurrency 1; ``wget --wait=1 -e robots=on``,
+   which reads robots.txt only when it recurses: the ``requests`` note shows it);
 e. *Browser capture*: ``--browser-hosts`` × ``--browser-pages`` script-rendered pages (a shell
    whose script fetches a JSON document and renders it: 3 requests a page), captured with
    ``fetch.browser: never`` (static shells only) and ``auto`` (each shell rendered in headless
    Chromium, every sub-request fetched and archived by the crawler), delay 0. Peak RSS here is
    the whole process tree (the crawl, Playwright's driver and Chromium's processes), sampled.
 
-Peak RSS of every configuration is sampled with psutil over the child's process tree
+Peak RSS of every configuration is the child's own (``os.wait4`` from a fresh launcher,
+``peak_rss.py``); the browser rows also sample the whole process tree with psutil
 (``pip install -e '.[bench]'``).
 """
 
@@ -46,6 +50,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def page_body(host: str, path: str) -> bytes:
@@ -127,6 +132,9 @@ def run_ours(args: argparse.Namespace) -> None:
     """Child: crawl ``urls`` with citeaudit; print JSON (pages, seconds, outcomes)."""
     import datetime as dt
 
+    from citeaudit.archive.capture import lean_process
+
+    lean_process()  # as the archive command does
     import pyarrow as pa
 
     from citeaudit.archive import capture as crawl
@@ -153,32 +161,41 @@ def run_ours(args: argparse.Namespace) -> None:
     print(json.dumps({"pages": len(todo), "seconds": secs, "outcomes": outcomes}))
 
 
-def child(cmd: list[str], env: dict | None = None) -> tuple[str, float, float]:
-    """Run one configuration in a fresh process: (stdout, seconds, peak RSS MB of its process
-    tree, sampled every 20 ms)."""
-    import psutil
+def child(cmd: list[str], env: dict | None = None, tree: bool = False
+          ) -> tuple[str, float, float]:
+    """Run one configuration in a fresh process: (stdout, seconds, peak RSS MB).
+
+    The command starts from a fresh launcher interpreter (``peak_rss``), so its peak
+    (``os.wait4``) is its own, never this script's. With ``tree`` (the browser rows, where
+    Chromium's processes are part of the cost) the whole process tree is also sampled every
+    20 ms with psutil and the larger figure kept."""
+    from peak_rss import Launched
 
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
-    watched = psutil.Process(proc.pid)
+    launched = Launched(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                        env=env)
+    proc = launched.proc
     peak = 0
-    while proc.poll() is None:
-        try:
-            tree = [watched] + watched.children(recursive=True)
-            rss = 0
-            for p in tree:
-                with contextlib.suppress(psutil.Error):
-                    rss += p.memory_info().rss
-            peak = max(peak, rss)
-        except psutil.Error:
-            break
-        time.sleep(0.02)
+    if tree:
+        import psutil
+
+        watched = psutil.Process(proc.pid)
+        while proc.poll() is None:
+            try:
+                rss = 0
+                for p in watched.children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        rss += p.memory_info().rss
+                peak = max(peak, rss)
+            except psutil.Error:
+                break
+            time.sleep(0.02)
     stdout, stderr = proc.communicate(timeout=3600)
+    measured = launched.wait()
     secs = time.perf_counter() - t0
-    if proc.returncode != 0:
+    if measured.returncode != 0:
         raise SystemExit(f"{cmd[0]} failed: {stderr[-2000:]}")
-    return stdout, secs, peak / 2**20
+    return stdout, secs, max(peak / 2**20, measured.peak_mb)
 
 
 def server_log(origin: str) -> list[tuple[str, float]]:
@@ -240,9 +257,13 @@ def main() -> None:
             stdout, secs, rss = child(me + ["--out", str(out), "--hosts", str(args.hosts),
                                             "--pages", str(pages), "--concurrency", str(conc)])
             r = json.loads(stdout.strip().splitlines()[-1])
-            server_log(origin)
+            served = len(server_log(origin))
+            # pages/s over the crawl itself (archive_date); the whole process's wall time
+            # (interpreter start and imports included, as for wget) in the notes
             rows.append((f"citeaudit, delay 0, concurrency {conc}", r["pages"],
-                         r["pages"] / r["seconds"], rss, r["outcomes"]))
+                         r["pages"] / r["seconds"], rss,
+                         {"requests": served, "wall_s": round(secs, 2),
+                          "pages_per_wall_s": round(r["pages"] / secs, 1)}))
             shutil.rmtree(out)
         if not args.skip_wget and shutil.which("wget"):
             listing = work / "urls.txt"
@@ -255,15 +276,35 @@ def main() -> None:
                                   "-P", str(wdir / "files"), "-i", str(listing)], env)
             served = len(server_log(origin))
             rows.append(("GNU wget --warc-file (1 connection)", args.hosts * args.pages,
-                         args.hosts * args.pages / secs, rss, {"requests": served}))
+                         args.hosts * args.pages / secs, rss,
+                         {"requests": served, "wall_s": round(secs, 2)}))
         out = work / "polite"
         stdout, secs, rss = child(me + ["--out", str(out), "--hosts", str(args.delay_hosts),
                                         "--pages", str(args.delay_pages), "--delay", "1.0",
                                         "--concurrency", str(args.delay_hosts)])
         r = json.loads(stdout.strip().splitlines()[-1])
-        gap = min_gap(server_log(origin))
+        log = server_log(origin)
         rows.append((f"citeaudit, delay 1 s, {args.delay_hosts} hosts", r["pages"],
-                     r["pages"] / r["seconds"], rss, {"min_gap_s": round(gap, 3)}))
+                     r["pages"] / secs, rss, {"min_gap_s": round(min_gap(log), 3),
+                                              "requests": len(log),
+                                              "wall_s": round(secs, 2)}))
+        if not args.skip_wget and shutil.which("wget"):
+            # the same pages through wget at the same 1 s (wget waits between any two
+            # requests, so it takes the hosts one after the other)
+            listing = work / "polite.txt"
+            listing.write_text("\n".join(urls(args.delay_hosts, args.delay_pages)) + "\n")
+            env = dict(os.environ, http_proxy=origin.replace("http://", ""), no_proxy="")
+            wdir = work / "wget-polite"
+            wdir.mkdir()
+            _, secs, rss = child(["wget", "-q", "-e", "use_proxy=on", "-e", "robots=on",
+                                  "--wait=1", "--warc-file", str(wdir / "wget"),
+                                  "--no-warc-keep-log", "-P", str(wdir / "files"),
+                                  "-i", str(listing)], env)
+            log = server_log(origin)
+            pages = args.delay_hosts * args.delay_pages
+            rows.append((f"GNU wget --wait=1, {args.delay_hosts} hosts", pages, pages / secs,
+                         rss, {"min_gap_s": round(min_gap(log), 3), "requests": len(log),
+                               "wall_s": round(secs, 2)}))
         # equal politeness: one host, 1 s between two requests, robots.txt obeyed, one
         # connection at a time, for both
         out = work / "equal"
@@ -271,9 +312,10 @@ def main() -> None:
                                         "--pages", str(args.delay_pages), "--delay", "1.0",
                                         "--concurrency", "1"])
         r = json.loads(stdout.strip().splitlines()[-1])
-        gap = min_gap(server_log(origin))
+        log = server_log(origin)
         rows.append(("citeaudit, 1 host, delay 1 s, robots", r["pages"],
-                     r["pages"] / secs, rss, {"min_gap_s": round(gap, 3),
+                     r["pages"] / secs, rss, {"min_gap_s": round(min_gap(log), 3),
+                                              "requests": len(log),
                                               "wall_s": round(secs, 2)}))
         if not args.skip_wget and shutil.which("wget"):
             listing = work / "equal.txt"
@@ -285,9 +327,10 @@ def main() -> None:
                                   "--wait=1", "--warc-file", str(wdir / "wget"),
                                   "--no-warc-keep-log", "-P", str(wdir / "files"),
                                   "-i", str(listing)], env)
-            gap = min_gap(server_log(origin))
+            log = server_log(origin)
             rows.append(("GNU wget --warc-file --wait=1, robots", args.delay_pages,
-                         args.delay_pages / secs, rss, {"min_gap_s": round(gap, 3),
+                         args.delay_pages / secs, rss, {"min_gap_s": round(min_gap(log), 3),
+                                                        "requests": len(log),
                                                         "wall_s": round(secs, 2)}))
         if not args.skip_browser:
             from citeaudit.archive.capture import find_chromium
@@ -301,7 +344,7 @@ def main() -> None:
                     stdout, secs, rss = child(me + [
                         "--out", str(out), "--hosts", str(args.browser_hosts),
                         "--pages", str(args.browser_pages), "--kind", "spa",
-                        "--browser", mode])
+                        "--browser", mode], tree=True)
                     r = json.loads(stdout.strip().splitlines()[-1])
                     served = len(server_log(origin))
                     rows.append((f"citeaudit, script-rendered pages, browser {mode}",

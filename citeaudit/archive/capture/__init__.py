@@ -10,7 +10,7 @@ per host, robots.txt obeyed, bounded retries), the archive source (asks the arch
 from citeaudit.archive.capture.browser import find_chromium
 from citeaudit.archive.capture.crawl import archive_date, canonical_url
 from citeaudit.archive.capture.fetch_cli import register_cli
-from citeaudit.archive.capture.fetch_log import CrawlResult, read_logs
+from citeaudit.archive.capture.fetch_log import CrawlResult, lean_process, read_logs
 from citeaudit.archive.capture.fetcher import http_get
 from citeaudit.archive.capture.scope import origin_of
 from citeaudit.archive.capture.shell import script_shell
@@ -32,6 +32,7 @@ __all__ = [
     "find_chromium",
     "http_get",
     "is_fetched_file",
+    "lean_process",
     "origin_of",
     "read_logs",
     "register_cli",

@@ -46,6 +46,7 @@ from citeaudit.archive.capture.fetch_log import (
 )
 from citeaudit.archive.capture.fetcher import (
     Attempt,
+    ConnectionPool,
     HostGate,
     RobotsCache,
     http_get,
@@ -154,6 +155,7 @@ class _Crawler:
         self.sleep = sleep
         self.ua = settings.user_agent_string(software_version())
         self.gate = HostGate(settings.per_host_delay_seconds, sleep)
+        self.pool = ConnectionPool()  # kept-alive connections between a host's requests
         self.log = FetchLog(journal)
         self.scope = scope_from_settings(settings)
         self.robots = RobotsCache(self._fetch_robots)
@@ -170,7 +172,7 @@ class _Crawler:
                         connect_timeout=s.connect_timeout_seconds,
                         read_timeout=s.read_timeout_seconds,
                         total_timeout=s.total_timeout_seconds, max_body=s.max_body_bytes,
-                        scope=self.scope)
+                        scope=self.scope, pool=self.pool)
 
     def _polite_get(self, url: str) -> Attempt:
         host = (urlsplit(url).hostname or "").lower()
@@ -470,6 +472,7 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
                 f.result()
         crawler.render_all()
     finally:
+        crawler.pool.close()
         files = writer.close()
     result = CrawlResult(crawler.log.table(), files)
     result.journal = crawler.log

@@ -71,6 +71,12 @@ def register_cli(subparsers: Any) -> None:
 def _cli_archive(args: Any) -> int:
     from dataclasses import replace
 
+    from citeaudit.archive.capture.fetch_log import lean_process
+
+    if sys.argv[1:2] == ["archive"]:
+        # this process is the archive command itself (not a caller running it in its own
+        # process): it only captures, ~50 MB less peak RSS (see the docstring)
+        lean_process()
     from citeaudit.archive.capture import crawl
     from citeaudit.archive.capture.windows import window_warnings
     from citeaudit.ingest.answers import answer_files, ingest_files

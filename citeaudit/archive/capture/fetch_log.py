@@ -9,6 +9,7 @@ a :class:`CrawlResult`; :func:`write_log` keeps each crawl's rows beside the raw
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,35 @@ FETCH_LOG_SCHEMA = pa.schema([
 ])
 
 
+class _NoPandas:
+    """An import finder that refuses ``pandas`` (see :func:`lean_process`)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(
+                "pandas is declined in a capture-only process (citeaudit.archive.capture."
+                "fetch_log.lean_process)", name=name)
+
+
+def lean_process() -> bool:
+    """Set up a process that does nothing but capture (the ``archive`` command) to carry less
+    memory: ``import pandas`` fails from here on. True when declined (pandas not imported yet).
+
+    pyarrow (``pa.array`` of Python values) and DuckDB (registering an Arrow table) import
+    pandas only to ask whether an object is a DataFrame, and carry on without it; the capture
+    never makes one, yet that probe alone is about 50 MB of the command's peak RSS (measured
+    on the loopback crawl benchmark, benchmarks/README.md). Never for the pipeline's own
+    processes: they use pandas (the metrics)."""
+    if "pandas" in sys.modules:
+        return False
+    if not any(isinstance(f, _NoPandas) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoPandas())
+    return True
+
+
+_NAMES = FETCH_LOG_SCHEMA.names
+
+
 @dataclass
 class CrawlResult:
     """The crawl's log rows and the WARC files it closed (relative to raw); ``journal`` the
@@ -56,21 +86,25 @@ class FetchLog:
     killed crawl's log survives (:mod:`citeaudit.archive.capture.resume`)."""
 
     def __init__(self, journal: Path | None = None) -> None:
-        self.rows: list[dict] = []
+        # one tuple per row in the schema's column order (a dict per row weighed ~1.5 KB:
+        # 6 MB of a 4,000-page crawl's peak)
+        self.rows: list[tuple] = []
         self._lock = threading.Lock()
         self.journal = journal
         self._fh = None
 
     def add(self, **row) -> None:
+        """Add one row (columns of :data:`FETCH_LOG_SCHEMA` by name; the others NULL)."""
         import json
 
-        full = dict.fromkeys(FETCH_LOG_SCHEMA.names) | row
+        values = tuple(row.get(name) for name in _NAMES)
         with self._lock:
-            self.rows.append(full)
+            self.rows.append(values)
             if self.journal is not None:
                 if self._fh is None:
                     self.journal.parent.mkdir(parents=True, exist_ok=True)
                     self._fh = open(self.journal, "a", encoding="utf-8")  # noqa: SIM115
+                full = dict(zip(_NAMES, values, strict=True)) | row
                 self._fh.write(json.dumps(full, default=str, ensure_ascii=False) + "\n")
                 self._fh.flush()
 
@@ -84,11 +118,16 @@ class FetchLog:
                 self.journal.unlink(missing_ok=True)
 
     def table(self) -> pa.Table:
+        """The rows as a ``fetch_log`` table, by cited URL, robots.txt rows after a page's,
+        then hop, attempt and URL."""
+        cited, purpose, hop, attempt, url = (_NAMES.index(n) for n in (
+            "cited_url", "purpose", "hop", "attempt", "url"))
         rows = sorted(self.rows, key=lambda r: (
-            r["cited_url"] or "", r["purpose"] == "robots", r["hop"] or 0, r["attempt"] or 0,
-            r["url"] or ""))
-        return pa.Table.from_pylist(rows, FETCH_LOG_SCHEMA)
-
+            r[cited] or "", r[purpose] == "robots", r[hop] or 0, r[attempt] or 0, r[url] or ""))
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(_NAMES)
+        return pa.Table.from_arrays(
+            [pa.array(col, type=f.type) for col, f in zip(columns, FETCH_LOG_SCHEMA, strict=True)],
+            schema=FETCH_LOG_SCHEMA)
 
 LOG_FOLDER = "fetch_logs"
 

@@ -11,14 +11,19 @@ Politeness (:class:`HostGate`): at most one connection per host at a time and at
 ``Retry-After`` pushes the host's next slot further. Robots (:class:`RobotsCache`): robots.txt
 fetched once per host per run and parsed with protego; a 4xx robots.txt allows everything, a
 5xx or an unreachable one disallows everything (RFC 9309 §2.3.1), each with its own log row.
+Connections (:class:`ConnectionPool`): a crawl keeps a connection alive between the requests
+of a host, so a page costs one request, not a TCP (and TLS) set-up.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import heapq
 import http.client
 import ipaddress
+import itertools
+import select
 import socket
 import ssl
 import threading
@@ -113,30 +118,182 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+class _Watchdog:
+    """One thread for every fetch deadline of the process: a heap of (when, deadline).
+
+    A :class:`threading.Timer` per request would start a thread per page (about as costly as
+    the rest of a loopback fetch); here a deadline is a heap entry, and cancelled ones are
+    dropped as they reach the top (so the heap holds at most the requests started within
+    one total timeout)."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._heap: list[tuple[float, int, _Deadline]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._until = 0.0  # when the thread wakes next (inf: only when notified)
+
+    def add(self, when: float, deadline: _Deadline) -> None:
+        with self._cv:
+            while self._heap and self._heap[0][2].cancelled:
+                heapq.heappop(self._heap)
+            heapq.heappush(self._heap, (when, next(self._seq), deadline))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="fetch-deadlines",
+                                                daemon=True)
+                self._thread.start()
+            elif when < self._until:
+                # wake the thread only when it sleeps past this deadline (waking it for every
+                # request would cost a thread switch per page)
+                self._cv.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while True:
+                    if not self._heap:
+                        self._until = float("inf")
+                        self._cv.wait()
+                        continue
+                    when, _, d = self._heap[0]
+                    if d.cancelled:
+                        heapq.heappop(self._heap)
+                        continue
+                    wait = when - time.monotonic()
+                    if wait > 0:
+                        self._until = when
+                        self._cv.wait(wait)
+                        continue
+                    heapq.heappop(self._heap)
+                    break
+            d.fire()
+
+
+_WATCHDOG = _Watchdog()
+
+
 class _Deadline:
     """Shuts the socket down when the total time is up, so a server trickling its status line
     or headers one byte at a time cannot hold a fetch past ``total_timeout`` (the socket's
-    read timeout only bounds the gap between two bytes)."""
+    read timeout only bounds the gap between two bytes). Once :meth:`cancel` has returned
+    the deadline can no longer fire (a kept-alive socket is never shut down after its
+    exchange ended)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.fired = False
+        self.cancelled = False
         self._sock: socket.socket | None = None
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
+        self._lock = threading.Lock()
+        self._armed = False
 
     def arm(self, sock: socket.socket) -> None:
-        self._sock = sock
-        self._timer.start()
+        """Watch ``sock`` (again: a request sent anew on a new connection keeps the first
+        arming's end time)."""
+        with self._lock:
+            self._sock = sock
+            if self._armed:
+                return
+            self._armed = True
+        _WATCHDOG.add(time.monotonic() + self.seconds, self)
 
-    def _fire(self) -> None:
-        self.fired = True
-        if self._sock is not None:
-            with suppress(OSError):
-                self._sock.shutdown(socket.SHUT_RDWR)
+    def fire(self) -> None:
+        with self._lock:
+            if self.cancelled:
+                return
+            self.fired = True
+            if self._sock is not None:
+                with suppress(OSError):
+                    self._sock.shutdown(socket.SHUT_RDWR)
 
     def cancel(self) -> None:
-        self._timer.cancel()
+        with self._lock:
+            self.cancelled = True
+
+
+_TLS: ssl.SSLContext | None = None
+
+
+def _tls_context() -> ssl.SSLContext:
+    """The default client TLS context, built once (loading the CA store costs milliseconds)."""
+    global _TLS
+    if _TLS is None:
+        _TLS = ssl.create_default_context()
+    return _TLS
+
+
+class ConnectionPool:
+    """Kept-alive connections between the requests of one crawl, keyed by where they go.
+
+    A connection is given back only after an exchange read to its end (no size cut, no
+    timeout, no error, the server not closing it) and is taken again only for the same
+    scheme, address name and port; its peer address was checked by the scope when it was
+    opened. Politeness is unchanged: the crawl's :class:`HostGate` still orders the requests
+    of a host, a kept connection only saves the TCP (and TLS) set-up. A connection idle for
+    more than ``idle_seconds``, or found readable while idle (the server closed it), is
+    closed instead of reused; at most ``max_idle`` wait at once (the oldest closed first).
+    """
+
+    def __init__(self, idle_seconds: float = 4.0, max_idle: int = 32) -> None:
+        self.idle_seconds = idle_seconds
+        self.max_idle = max_idle
+        self._idle: dict[tuple, list[tuple[float, http.client.HTTPConnection, str | None]]] = {}
+        self._count = 0
+        self._lock = threading.Lock()
+        self.reused = 0
+
+    def take(self, key: tuple) -> tuple[http.client.HTTPConnection, str | None] | None:
+        """An idle live connection to ``key`` and its peer address, or None."""
+        now = time.monotonic()
+        while True:
+            with self._lock:
+                stack = self._idle.get(key)
+                if not stack:
+                    return None
+                since, conn, ip = stack.pop()
+                self._count -= 1
+            if now - since <= self.idle_seconds and _idle_alive(conn):
+                with self._lock:
+                    self.reused += 1
+                return conn, ip
+            conn.close()
+
+    def give(self, key: tuple, conn: http.client.HTTPConnection, ip: str | None) -> None:
+        """Keep ``conn`` (its last exchange read to the end) for the next request to ``key``."""
+        drop = None
+        with self._lock:
+            self._idle.setdefault(key, []).append((time.monotonic(), conn, ip))
+            self._count += 1
+            if self._count > self.max_idle:
+                oldest = min((v[0][0], k) for k, v in self._idle.items() if v)[1]
+                drop = self._idle[oldest].pop(0)[1]
+                self._count -= 1
+        if drop is not None:
+            drop.close()
+
+    def close(self) -> None:
+        """Close every idle connection."""
+        with self._lock:
+            conns = [c for v in self._idle.values() for _, c, _ in v]
+            self._idle.clear()
+            self._count = 0
+        for c in conns:
+            c.close()
+
+
+def _idle_alive(conn: http.client.HTTPConnection) -> bool:
+    """True when an idle connection's socket is open and has nothing to read (a readable idle
+    socket is a server's close or stray bytes: either way not reusable)."""
+    sock = conn.sock
+    if sock is None:
+        return False
+    try:
+        if isinstance(sock, ssl.SSLSocket) and sock.pending():
+            return False
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return False
+    return not readable
 
 
 class DecodedSize:
@@ -216,7 +373,8 @@ def _connect(host: str, port: int, addrs: list, timeout: float) -> socket.socket
 def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: float,
              read_timeout: float, total_timeout: float, max_body: int,
              scope: Scope | None = None, trusted: bool = False,
-             extra_headers: tuple[tuple[str, str], ...] = ()) -> Attempt:
+             extra_headers: tuple[tuple[str, str], ...] = (),
+             pool: ConnectionPool | None = None) -> Attempt:
     """One GET of ``url`` (no redirect followed), never raising; see the module docstring.
 
     ``scope`` (default: the safe defaults of :class:`Scope`) decides which URLs and addresses
@@ -226,7 +384,9 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
     the URL are dropped before anything is sent, logged or archived. ``total_timeout`` bounds
     the whole exchange, headers included; ``max_body`` bounds the body on the wire and, for a
     compressed body, once decoded. ``extra_headers`` are sent after the fixed ones (a Memento
-    TimeGate's ``Accept-Datetime``)."""
+    TimeGate's ``Accept-Datetime``). With a ``pool`` the connection is kept alive for the
+    next request to the same place (:class:`ConnectionPool`), else it is closed
+    (``Connection: close``)."""
     url = strip_credentials(url)
     scope = scope or Scope()
     started = _utcnow()
@@ -260,75 +420,106 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
     except OSError as exc:
         return done("dns_error", detail=str(exc))
     headers = [("Host", target.host_header), ("User-Agent", user_agent),
-               ("Accept", "*/*"), ("Accept-Encoding", "identity"), ("Connection", "close"),
+               ("Accept", "*/*"), ("Accept-Encoding", "identity"),
+               *(() if pool is not None else (("Connection", "close"),)),
                *extra_headers]
     # through --via the request goes to a proxy-like origin: absolute-form (RFC 9112 §3.2.2),
     # so the origin knows the scheme as well as the host; the WARC records it as sent
     request_target = (f"{urlsplit(url).scheme.lower()}://{target.host_header}{target.path}"
                       if via else target.path)
     request_line = f"GET {request_target} HTTP/1.1"
-    conn: http.client.HTTPConnection
-    if target.scheme == "https":
-        conn = http.client.HTTPSConnection(target.connect_host, target.connect_port,
-                                           timeout=connect_timeout,
-                                           context=ssl.create_default_context())
-    else:
-        conn = http.client.HTTPConnection(target.connect_host, target.connect_port,
-                                          timeout=connect_timeout)
+    key = (target.scheme, target.connect_host, target.connect_port, bool(via or trusted))
     deadline = _Deadline(max(0.0, total_timeout - (time.monotonic() - t0)))
+    conn: http.client.HTTPConnection | None = None
+    keep = False
 
     def timed_out(detail: str, **kw) -> Attempt:
         return done("timeout", detail=f"{detail} (total time over {total_timeout:g} s)"
                     if deadline.fired else detail, **kw)
 
-    try:
+    def open_new() -> tuple[http.client.HTTPConnection, str | None] | Attempt:
+        """A new connection to the target, its peer checked; or the outcome that stopped it."""
+        new: http.client.HTTPConnection
+        if target.scheme == "https":
+            new = http.client.HTTPSConnection(target.connect_host, target.connect_port,
+                                              timeout=connect_timeout, context=_tls_context())
+        else:
+            new = http.client.HTTPConnection(target.connect_host, target.connect_port,
+                                             timeout=connect_timeout)
         try:
             sock = _connect(target.connect_host, target.connect_port, addrs, connect_timeout)
             if target.scheme == "https":
-                sock = ssl.create_default_context().wrap_socket(
-                    sock, server_hostname=target.connect_host)
-            conn.sock = sock
+                sock = _tls_context().wrap_socket(sock, server_hostname=target.connect_host)
+            new.sock = sock
         except TimeoutError:
             return done("timeout", detail="connect timeout")
         except ssl.SSLError as exc:
             return done("tls_error", detail=str(exc))
         except OSError as exc:
             return done("connection_error", detail=f"connect: {exc}")
-        sock.settimeout(read_timeout)
         try:
-            ip = sock.getpeername()[0]
+            peer = sock.getpeername()[0]
         except OSError:
-            ip = None
+            peer = None
         if not (via or trusted):
             try:
-                if ip is None:
+                if peer is None:
                     raise Refused("private_address", "peer address unknown after connect")
-                scope.check_peer(target.connect_host, ip)
+                scope.check_peer(target.connect_host, peer)
             except Refused as exc:
+                new.close()
                 return done(exc.outcome, detail=f"connected address: {exc.detail}")
-        deadline.arm(sock)
-        try:
-            conn.putrequest("GET", request_target, skip_host=True, skip_accept_encoding=True)
-            for name, value in headers:
-                conn.putheader(name, value)
-            conn.endheaders()
-            resp = conn.getresponse()
-        except TimeoutError:
-            return done("timeout", detail="no response head before the read timeout")
-        except ssl.SSLError as exc:
-            return done("tls_error", detail=str(exc))
-        except ConnectionResetError as exc:
-            if deadline.fired:
-                return timed_out("response head not finished")
-            return done("connection_reset", detail=str(exc))
-        except http.client.HTTPException as exc:
-            if deadline.fired:
-                return timed_out("response head not finished")
-            return done("bad_response", detail=f"{type(exc).__name__}: {exc}"[:300])
-        except OSError as exc:
-            if deadline.fired:
-                return timed_out("response head not finished")
-            return done("connection_error", detail=str(exc))
+        return new, peer
+
+    try:
+        reused = pool.take(key) if pool is not None else None
+        while True:
+            if reused is not None:
+                conn, ip = reused
+            else:
+                opened = open_new()
+                if isinstance(opened, Attempt):
+                    return opened
+                conn, ip = opened
+            sock = conn.sock
+            assert sock is not None
+            sock.settimeout(read_timeout)
+            deadline.arm(sock)
+            try:
+                conn.putrequest("GET", request_target, skip_host=True,
+                                skip_accept_encoding=True)
+                for name, value in headers:
+                    conn.putheader(name, value)
+                conn.endheaders()
+                resp = conn.getresponse()
+            except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected,
+                    http.client.BadStatusLine) as exc:
+                if reused is not None and not deadline.fired:
+                    # a kept-alive connection the server closed while it was idle: nothing
+                    # of this request was answered, so it is sent again on a new connection
+                    conn.close()
+                    reused = None
+                    continue
+                if deadline.fired:
+                    return timed_out("response head not finished")
+                if isinstance(exc, ConnectionResetError):
+                    return done("connection_reset", detail=str(exc))
+                if isinstance(exc, http.client.HTTPException):
+                    return done("bad_response", detail=f"{type(exc).__name__}: {exc}"[:300])
+                return done("connection_error", detail=str(exc))
+            except TimeoutError:
+                return done("timeout", detail="no response head before the read timeout")
+            except ssl.SSLError as exc:
+                return done("tls_error", detail=str(exc))
+            except http.client.HTTPException as exc:
+                if deadline.fired:
+                    return timed_out("response head not finished")
+                return done("bad_response", detail=f"{type(exc).__name__}: {exc}"[:300])
+            except OSError as exc:
+                if deadline.fired:
+                    return timed_out("response head not finished")
+                return done("connection_error", detail=str(exc))
+            break
         if deadline.fired:  # the shut-down socket ended the head early: not a response
             return timed_out("response head not finished")
         status = resp.status
@@ -391,12 +582,23 @@ def http_get(url: str, *, via: str | None, user_agent: str, connect_timeout: flo
         coding = resp.getheader("Content-Encoding")
         detail = (f"decoded body larger than {max_body} bytes ({coding})"
                   if decoded.over else None)
+        # reusable only when this exchange was read to its end and the server keeps it open
+        # (read1 leaves a Content-Length body's response open at length 0: closed here, the
+        # socket stays with the connection)
+        keep = (pool is not None and truncated is None and not resp.will_close
+                and (resp.isclosed() or resp.length == 0))
+        if keep:
+            resp.close()
         return done(outcome, exchange=exchange, status=status, detail=detail,
                     retry_after=parse_retry_after(resp.getheader("Retry-After")),
                     location=resp.getheader("Location"))
     finally:
         deadline.cancel()
-        conn.close()
+        if conn is not None:
+            if keep and not deadline.fired and pool is not None:
+                pool.give(key, conn, ip)
+            else:
+                conn.close()
 
 
 @dataclass
