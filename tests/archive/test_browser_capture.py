@@ -31,7 +31,7 @@ import pytest
 import yaml
 from warcio.archiveiterator import ArchiveIterator
 
-from citeaudit import cli, codebook, config
+from citeaudit import cli, codebook, config, duck
 from citeaudit.alignment import align, passages, payload_text, soft404
 from citeaudit.archive.capture import find_chromium, read_logs
 from citeaudit.archive.index import index_paths
@@ -159,6 +159,7 @@ def _archive_and_judge(root: Path, site: _Site, browser: str, **fetch) -> dict:
     l1 = align.existence(aligned, checks)
     l2 = passages.check(ingested.citations, aligned, texts, existence=l1)
     return {"raw": raw, "log": read_logs(raw, DAY).to_pylist(), "warcs": warcs,
+            "ingested": ingested, "l1_table": l1,
             "l1": {r["citation_id"]: r for r in l1.to_pylist()},
             "l2": {r["citation_id"]: r["verdict"] for r in l2.to_pylist()}}
 
@@ -214,6 +215,15 @@ def test_browser_auto_renders_the_shell_and_the_quote_is_located(tmp_path: Path,
     assert l2["a1-x1"] == "unresolved"
     # a static page is not rendered under auto
     assert l1["a1-x2"]["capture_fidelity"] == "static" and l2["a1-x2"] == "located"
+    # the L1 breakdown names the rendered pass apart; the rate counts it as any pass
+    con = duck.connect()
+    con.register("citations", got["ingested"].citations)
+    con.register("answers", got["ingested"].answers)
+    con.register("citation_existence", got["l1_table"])
+    units = {r["unit_id"]: (r["y"], r["category"])
+             for r in duck.query(con, "metrics/select_existence_units").to_pylist()}
+    assert units == {"a1-x0": (1.0, "pass_rendered"), "a1-x1": (None, "unresolved_script_shell"),
+                     "a1-x2": (1.0, "pass")}
     renders = {r["url"]: r for r in log if r["purpose"] == "render"}
     assert renders["http://spa.test/article/1"]["outcome"] == "rendered"
     assert renders["http://spa.test/article/1"]["record_type"] == "resource"
