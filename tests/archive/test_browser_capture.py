@@ -144,6 +144,11 @@ def _archive_and_judge(root: Path, site: _Site, browser: str, **fetch) -> dict:
     """``citeaudit archive`` then the stage functions from the capture index to L2."""
     raw = _raw(root, browser, **fetch)
     assert cli.main(["archive", "--raw", str(raw), "--date", DAY, "--via", site.origin]) == 0
+    return _judge(root, raw)
+
+
+def _judge(root: Path, raw: Path) -> dict:
+    """The stage functions from the capture index to L2 over what ``raw`` holds."""
     derived = root / "derived"
     ingested = ingest_files(answer_files(raw, DAY), raw)
     warcs = sorted(raw.glob("warc/*/*.warc.gz"))
@@ -255,3 +260,70 @@ def test_browser_auto_renders_the_shell_and_the_quote_is_located(tmp_path: Path,
            if t == "resource" and u == "urn:rendered-dom:http://spa.test/article/1"]
     assert len(dom) == 1 and QUOTE.encode() in dom[0]
     assert not [u for _, u, _, _ in records if u and "evil.test" in u]
+
+
+def _records(warcs: list[Path]) -> list[tuple[str, str | None, str | None, bytes]]:
+    """(type, target URI, WARC-Date, payload) of every record."""
+    out = []
+    for f in warcs:
+        with open(f, "rb") as fh:
+            for rec in ArchiveIterator(fh):
+                h = rec.rec_headers
+                out.append((rec.rec_type, h.get_header("WARC-Target-URI"),
+                            h.get_header("WARC-Date"), rec.content_stream().read()))
+    return out
+
+
+def test_a_shell_captured_before_the_browser_was_on_is_rendered_by_the_next_archive(
+        tmp_path: Path, chromium: str) -> None:
+    """``citeaudit archive`` with ``browser: never`` captures the shell statically; the same
+    date archived again with ``auto`` skips the page (a recent capture) but renders that
+    capture: the document is not fetched again, its sub-requests are, the rendered DOM is a
+    new record with the first capture's WARC-Date (nothing rewritten), and the quote is
+    ``located``. A third run renders nothing again (the failed render is not retried)."""
+    import hashlib
+
+    with _Site() as site:
+        raw = _raw(tmp_path, "never")
+        argv = ["archive", "--raw", str(raw), "--date", DAY, "--via", site.origin]
+        assert cli.main(argv) == 0
+        first = {f: hashlib.sha256(f.read_bytes()).hexdigest()
+                 for f in raw.glob("warc/*/*.warc.gz")}
+        shell_date = next(d for t, u, d, _ in _records(list(first))
+                          if t == "response" and u == "http://spa.test/article/1")
+        assert ("spa.test", "/static/app.js") not in site.seen
+        cfg_path = raw / config.CONFIG_FILE
+        cfg = yaml.safe_load(cfg_path.read_text())
+        cfg["fetch"]["browser"] = "auto"
+        cfg_path.write_text(yaml.safe_dump(cfg))
+        assert cli.main(argv) == 0
+        seen_after_second = list(site.seen)
+        log_second = read_logs(raw, DAY).to_pylist()
+        assert cli.main(argv) == 0
+        log_third = read_logs(raw, DAY).to_pylist()
+        seen_after_third = list(site.seen)
+    # the earlier files are untouched; the rendered DOM is a new record in a new file
+    assert {f: hashlib.sha256(f.read_bytes()).hexdigest() for f in first} == first
+    warcs = sorted(raw.glob("warc/*/*.warc.gz"))
+    new = [f for f in warcs if f not in first]
+    dom = [(d, b) for t, u, d, b in _records(new)
+           if t == "resource" and u == "urn:rendered-dom:http://spa.test/article/1"]
+    assert len(dom) == 1 and dom[0][0] == shell_date and QUOTE.encode() in dom[0][1]
+    # the page itself was fetched once (the first run); the script and its data the second
+    assert seen_after_second.count(("spa.test", "/article/1")) == 1
+    assert ("spa.test", "/static/app.js") in seen_after_second
+    renders = {r["url"]: r for r in log_second if r["purpose"] == "render"}
+    assert renders["http://spa.test/article/1"]["outcome"] == "rendered"
+    assert "earlier crawl" in renders["http://spa.test/article/1"]["detail"]
+    assert renders["http://spa.test/article/2"]["outcome"] == "render_incomplete"
+    assert "http://spa.test/plain" not in renders  # not a shell: auto leaves it static
+    skips = {r["url"] for r in log_second if r["outcome"] == "skipped_recent_capture"}
+    assert {"http://spa.test/article/1", "http://spa.test/plain"} <= skips
+    # a third run: nothing left to render, nothing asked of the site
+    assert len([r for r in log_third if r["purpose"] == "render"]) == len(renders)
+    assert seen_after_third == seen_after_second
+    got = _judge(tmp_path, raw)
+    assert (got["l1"]["a1-x0"]["verdict"], got["l1"]["a1-x0"]["capture_fidelity"]) == (
+        "pass", "rendered")
+    assert got["l2"]["a1-x0"] == "located"
+    assert got["l1"]["a1-x1"]["reason"] == "script_shell" and got["l2"]["a1-x1"] == "unresolved"
