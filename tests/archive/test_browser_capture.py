@@ -192,12 +192,17 @@ def test_a_static_shell_is_unresolved_never_absent(tmp_path: Path) -> None:
     assert ("spa.test", "/static/app.js") not in site.seen
 
 
-def test_without_a_browser_the_shell_stays_unresolved_and_says_why(tmp_path: Path) -> None:
+def test_without_a_browser_the_shell_stays_unresolved_and_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A configured Chromium that is not there: one ``browser_unavailable`` row per page to
-    render naming the key, no other browser driven, the static shell unresolved."""
+    render naming the key, no other browser driven, the static shell unresolved; the archive
+    succeeds and says so once."""
     missing = str(tmp_path / "no-such-chromium")
     with _Site() as site:
         got = _archive_and_judge(tmp_path, site, "auto", browser_executable=missing)
+    err = capsys.readouterr().err
+    assert "browser_unavailable 2" in err
+    assert "2 page(s) not rendered, their static captures stand" in err
     renders = [r for r in got["log"] if r["purpose"] == "render"]
     assert {r["url"] for r in renders} == {"http://spa.test/article/1",
                                            "http://spa.test/article/2"}
