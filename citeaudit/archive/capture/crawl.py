@@ -36,7 +36,13 @@ from urllib.parse import urljoin, urlsplit
 import pyarrow as pa
 
 from citeaudit import duck, storage
-from citeaudit.archive.capture.browser import INSTALL_HINT, Renderer, RenderJob, find_chromium
+from citeaudit.archive.capture.browser import (
+    INSTALL_HINT,
+    RENDER_PAGES,
+    Renderer,
+    RenderJob,
+    find_chromium,
+)
 from citeaudit.archive.capture.fetch_log import (
     FETCH_LOG_SCHEMA,
     LOG_FOLDER,
@@ -300,7 +306,8 @@ class _Crawler:
         return RenderJob(url, cited, key, exchange, written, why + earlier)
 
     def render_all(self) -> None:
-        """Load the queued pages in one headless Chromium (:mod:`.browser`), one at a time."""
+        """Load the queued pages in one headless Chromium (:mod:`.browser`), up to
+        :data:`RENDER_PAGES` (at most ``concurrency``) at a time."""
         if not self.render_jobs:
             return
         jobs = sorted(self.render_jobs, key=lambda j: (j.cited, j.url))
@@ -327,19 +334,21 @@ class _Crawler:
                              "is not an executable file" if self.s.browser_executable
                              else INSTALL_HINT)
             return
+
+        def failed(j: RenderJob, exc: Exception) -> None:
+            # a bug must not lose the crawl: log it, go on
+            self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
+                         key=j.key, purpose="render", hop=0, attempt=0, where=None,
+                         record_type=None, outcome="render_failed",
+                         detail=f"{type(exc).__name__}: {exc}"[:300])
+
+        renderer = Renderer(self, exe, pages=min(RENDER_PAGES, self.s.concurrency))
         try:
-            with Renderer(self, exe) as renderer:
-                for j in jobs:
-                    try:
-                        renderer.render(j)
-                    except Exception as exc:  # a bug must not lose the crawl: log it, go on
-                        self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0),
-                                     cited_url=j.cited, key=j.key, purpose="render", hop=0,
-                                     attempt=0, where=None, record_type=None,
-                                     outcome="render_failed",
-                                     detail=f"{type(exc).__name__}: {exc}"[:300])
+            renderer.render_all(jobs, failed)
         except Exception as exc:  # Chromium would not start
             for j in jobs:
+                if id(j) in renderer.started:
+                    continue  # its render began: it has its own row
                 self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
                              key=j.key, purpose="render", hop=0, attempt=0, where=None,
                              record_type=None, outcome="browser_unavailable",
