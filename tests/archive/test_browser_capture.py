@@ -13,7 +13,10 @@ L2; no whole ``citeaudit run``):
   ``rendered``); a sub-request to a denied host and one to the cloud metadata address are
   refused and logged (the site never sees them); a page whose app script is refused is not
   rendered half-way (``render_incomplete``) and stays unresolved; a static page is not
-  rendered at all.
+  rendered at all; the L1 breakdown names the rendered pass ``pass_rendered``;
+- ``never`` then ``auto`` on the same date: the second ``citeaudit archive`` renders the shell
+  the first captured statically (not fetched again, a new record with its WARC-Date), and a
+  third renders nothing more.
 
 Skips, saying how to install it, when Debian's Chromium is absent.
 """
