@@ -10,6 +10,17 @@ classified exactly so through a real Dagster materialization.
 
 The reference time of every case is ``REF`` hours after midnight of the first observation day
 (the citation's ``retrieved_at``); the codebook window is 7 days before, 1 day after.
+
+Script-rendered pages (a single-page application: the document is a shell, an empty
+``#root`` and a script that fetches the text from ``/api/<path>.json``): ``script_shell`` is a
+static capture of one (``unresolved``, never "not in page"); ``rendered_by_browser`` is one
+captured as a ``fetch.browser`` crawl leaves it (the shell, the script and the JSON it loaded,
+and the DOM Chromium rendered as a ``urn:rendered-dom:`` resource record with the shell's
+WARC-Date): ``pass``, read from the rendered text. ``script_shell_live`` is cited on the
+*last* observation day (a third planted answer): the demo's loopback site serves it, its
+script and its JSON (:func:`site_assets`), so ``citeaudit demo-archive`` renders its current
+state when Chromium is there (``fetch.browser: auto``); its reference-time capture stays the
+static shell, so its verdict is the same with or without a browser.
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ from __future__ import annotations
 import gzip
 import html
 import io
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
@@ -60,7 +72,9 @@ class Capture:
     status: int = 200
     location: str | None = None
     version: int = 0
-    mode: str = "plain"  # plain, gzip, chunked, legacy, truncated, revisit, bad_date
+    # plain, gzip, chunked, legacy, truncated, revisit, bad_date; shell (a script shell),
+    # rendered (a shell with its script, JSON and rendered DOM, as fetch.browser leaves it)
+    mode: str = "plain"
     refers: tuple[str, int] | None = None  # (path, at) of a revisit's original
 
 
@@ -78,6 +92,7 @@ class Case:
     chunk: str = "right"  # right, wrong, none
     malformed: bool = False
     retrieved: bool = True
+    last_day: bool = False  # cited on the last observation day (its own planted answer)
 
 
 def _cases() -> list[Case]:
@@ -147,7 +162,72 @@ def _cases() -> list[Case]:
         Case("url_in_angle_brackets", "<" + HOST + "/wrapped>", "unresolved", "invalid_url",
              "unresolved", malformed=True),
         Case("no_url", None, "unresolved", "no_url", "unresolved", malformed=True),
+        Case("script_shell", "/app/shell", "unresolved", "script_shell", "unresolved",
+             [Capture("/app/shell", -2 * h, -1, mode="shell")]),
+        Case("rendered_by_browser", "/app/rendered", "pass", "ok", "located",
+             [Capture("/app/rendered", -2 * h, -1, mode="rendered")]),
+        Case("script_shell_live", "/app/live", "unresolved", "script_shell", "unresolved",
+             [Capture("/app/live", -2 * h, -1, mode="shell")], last_day=True),
     ]
+
+
+APP_JS_PATH = "/static/planted-app.js"
+APP_JS = (
+    b"(function () {\n"
+    b"  var root = document.getElementById('root');\n"
+    b"  fetch('/api' + location.pathname + '.json').then(function (r) { return r.json(); })\n"
+    b"    .then(function (d) {\n"
+    b"      var h = document.createElement('h1'); h.textContent = d.title; root.appendChild(h);\n"
+    b"      d.paragraphs.forEach(function (t) {\n"
+    b"        var p = document.createElement('p'); p.textContent = t; root.appendChild(p);\n"
+    b"      });\n"
+    b"    });\n"
+    b"})();\n")
+"""The planted application's script: it fetches the page's text and renders it into
+``#root`` (so the text is there only after the script ran)."""
+
+
+def shell(title: str = "Planted alignment page") -> str:
+    """The static document of a planted script-rendered page: no text of its own."""
+    return ("<!DOCTYPE html>\n<html><head><title>" + html.escape(title) + "</title>"
+            f"<script src=\"{APP_JS_PATH}\" defer></script></head>\n<body>\n"
+            "<noscript>You need to enable JavaScript to run this app.</noscript>\n"
+            "<div id=\"root\"></div>\n</body></html>\n")
+
+
+def api_json(path: str, version: int = 0) -> bytes:
+    """What the planted application's script loads for ``path``: the page's text."""
+    _, blocks = page(path, version)
+    return json.dumps({"title": blocks[0], "paragraphs": blocks[1:]}, sort_keys=True).encode()
+
+
+def rendered_dom(path: str, version: int = 0) -> str:
+    """The DOM headless Chromium serializes once the script has rendered ``path``."""
+    _, blocks = page(path, version)
+    inner = f"<h1>{html.escape(blocks[0], quote=False)}</h1>" + "".join(
+        f"<p>{html.escape(b, quote=False)}</p>" for b in blocks[1:])
+    return ("<!DOCTYPE html><html><head><title>" + html.escape(blocks[0]) + "</title>"
+            f"<script src=\"{APP_JS_PATH}\" defer=\"\"></script></head><body>\n"
+            "<noscript>You need to enable JavaScript to run this app.</noscript>\n"
+            f"<div id=\"root\">{inner}</div>\n\n</body></html>")
+
+
+def live_script_urls() -> list[str]:
+    """The cited URLs of the script-rendered cases of the last day (the demo site's planted
+    ``script`` page)."""
+    return [HOST + c.path for c in _cases()
+            if c.last_day and c.path and any(x.mode == "shell" for x in c.captures)]
+
+
+def site_assets() -> dict[str, tuple[str, bytes]]:
+    """URL -> (content type, body) of what the live planted application loads besides its
+    documents (which the demo site serves from the supplied WARCs): the script and the JSON of
+    each script-rendered case cited on the last day."""
+    out = {HOST + APP_JS_PATH: ("application/javascript; charset=utf-8", APP_JS)}
+    for case in _cases():
+        if case.last_day and case.path and any(c.mode == "shell" for c in case.captures):
+            out[f"{HOST}/api{case.path}.json"] = ("application/json", api_json(case.path))
+    return out
 
 
 def _url(path: str | None) -> str | None:
@@ -179,20 +259,33 @@ def _span(blocks: list[str], text: str) -> tuple[int, int]:
     return start, start + len(text)
 
 
-def ref_time(world: World) -> datetime:
-    """The reference time of every planted citation."""
-    return datetime.combine(world.start, time()) + timedelta(hours=REF_HOURS)
+def ref_time(world: World, day: int = 0) -> datetime:
+    """The reference time of the planted citations of observation day ``day`` (0: the first)."""
+    return datetime.combine(world.start + timedelta(days=day), time()) \
+        + timedelta(hours=REF_HOURS)
 
 
-def build_answers(world: World) -> list[tuple[AnswerDraft, list[dict]]]:
-    """The planted answers (a clean one and one with malformed URLs) and their truth rows."""
-    ref = ref_time(world)
+def _day(world: World, case: Case) -> int:
+    """The observation day (index) a case is cited on."""
+    return world.days - 1 if case.last_day else 0
+
+
+def build_answers(world: World, last_day: bool = False) -> list[tuple[AnswerDraft, list[dict]]]:
+    """The planted answers and their truth rows: of the first day (``last_day`` False) a clean
+    one and one with malformed URLs; of the last day (True) one citing the last-day cases
+    (its claims are not verification-worthy: the support sample of the last day, which the
+    demo draws, stays as it was)."""
+    day = world.days - 1 if last_day else 0
+    ref = ref_time(world, day)
     observed = ref + timedelta(minutes=5)
     out = []
-    for n, malformed in enumerate((False, True)):
-        aid = answer_id(ENGINE, world, 0, SLOT + n)
+    groups = ((2, lambda c: c.last_day),) if last_day else (
+        (0, lambda c: not c.malformed and not c.last_day), (1, lambda c: c.malformed))
+    for n, member in groups:
+        malformed = n == 1
+        aid = answer_id(ENGINE, world, day, SLOT + n)
         claims, truth, texts = [], [], []
-        for k, case in enumerate(c for c in _cases() if c.malformed == malformed):
+        for k, case in enumerate(c for c in _cases() if member(c)):
             cid = f"cit-al-{case.name}"
             text = f"Planted claim {k} about {case.name.replace('_', ' ')}."
             obj: dict = {"citation_id": cid, "source_id": f"src-al-{case.name}"}
@@ -215,7 +308,7 @@ def build_answers(world: World) -> list[tuple[AnswerDraft, list[dict]]]:
             cd = CitationDraft(obj, "web", -1, 0, "unresolved", None,
                                "malformed_citation" if malformed else "")
             cl = ClaimDraft({"claim_id": f"clm-al-{case.name}", "text": text,
-                             "verification_worthy": True}, -1, [cd],
+                             "verification_worthy": not last_day}, -1, [cd],
                             "malformed_citation" if malformed else "")
             claims.append(cl)
             texts.append(text)
@@ -235,11 +328,11 @@ def build_answers(world: World) -> list[tuple[AnswerDraft, list[dict]]]:
             "strata": {"domain": "consumer_products", "risk_band": "low",
                        "inclusion_prob": 1.0},
             "claims": [{"claim_id": cl.obj["claim_id"], "span": list(sp), "text": cl.obj["text"],
-                        "verification_worthy": True,
+                        "verification_worthy": not last_day,
                         "citations": [cd.obj for cd in cl.citations]}
                        for cl, sp in zip(claims, spans, strict=True)],
         }
-        draft = AnswerDraft(obj, None, ENGINE, 0, claims)  # type: ignore[arg-type]
+        draft = AnswerDraft(obj, None, ENGINE, day, claims)  # type: ignore[arg-type]
         out.append((draft, truth))
     return out
 
@@ -265,11 +358,12 @@ def _chunked(body: bytes) -> bytes:
 
 def write_warcs(world: World, root: Path) -> WarcResult:
     """Write every planted capture, one file per folder day, in a stable order."""
-    ref = ref_time(world)
     result = WarcResult()
-    caps = [c for case in _cases() for c in case.captures]
+    # (folder day relative to the first observation day, the case's day, capture)
+    caps = [(_day(world, case) + c.folder, _day(world, case), c)
+            for case in _cases() for c in case.captures]
     ids: dict[tuple[str, int], tuple[str, str, str]] = {}
-    for folder in sorted({c.folder for c in caps}):
+    for folder in sorted({f for f, _, _ in caps}):
         day = world.start + timedelta(days=folder)
         rel = f"warc/{day.isoformat()}/{FILE_NAME}"
         path = root / rel
@@ -277,8 +371,9 @@ def write_warcs(world: World, root: Path) -> WarcResult:
         counts: Counter = Counter()
         with open(path, "wb") as fh:
             writer = WARCWriter(fh, gzip=True, warc_version="1.0")
-            for i, cap in enumerate(c for c in caps if c.folder == folder):
-                _write(world, writer, cap, ref, (folder, i), ids, counts, result, rel)
+            for i, (_, cday, cap) in enumerate(c for c in caps if c[0] == folder):
+                _write(world, writer, cap, ref_time(world, cday), (folder, i), ids, counts,
+                       result, rel)
         result.files.append((rel, counts))
     return result
 
@@ -295,7 +390,9 @@ def _write(world: World, writer: WARCWriter, cap: Capture, ref: datetime, n: tup
     if cap.mode == "bad_date":
         headers["WARC-Date"] = "2026-13-45T99:61:00Z"
     charset = "windows-1252" if cap.mode == "legacy" else "utf-8"
-    if cap.status == 200:
+    if cap.status == 200 and cap.mode in ("shell", "rendered"):
+        body = shell().encode(charset)
+    elif cap.status == 200:
         markup, _ = page(cap.path, cap.version, legacy=cap.mode == "legacy")
         body = markup.encode(charset)
     else:
@@ -337,5 +434,54 @@ def _write(world: World, writer: WARCWriter, cap: Capture, ref: datetime, n: tup
     counts["response"] += 1
     result.statuses[str(cap.status)] += 1
     ids[(cap.path, cap.at)] = (rid, url, date, sha1_b32(stored))
+    if cap.mode == "rendered":
+        _write_rendering(world, writer, cap, when, rid, n, counts, result)
+
+
+def _rid(world: World, n: tuple[int, int], part: object) -> str:
+    return f"<urn:uuid:{stable_uuid(world.seed, 'align', *n, part)}>"
+
+
+def _write_rendering(world: World, writer: WARCWriter, cap: Capture, when: datetime,
+                     document_id: str, n: tuple[int, int], counts: Counter,
+                     result: WarcResult) -> None:
+    """What a ``fetch.browser`` crawl writes after a shell's response: the responses its
+    script loaded (the script, the JSON) and the rendered DOM, a ``resource`` record
+    ``urn:rendered-dom:<url>`` with the shell's WARC-Date, WARC-Concurrent-To its record, and
+    a ``metadata`` record describing the render."""
+    from citeaudit.archive.capture.warc_writer import RENDERED_URN
+
+    url = HOST + cap.path
+    loads = [(HOST + APP_JS_PATH, "application/javascript; charset=utf-8", APP_JS),
+             (f"{HOST}/api{cap.path}.json", "application/json", api_json(cap.path, cap.version))]
+    for k, (sub, ctype, body) in enumerate(loads, start=1):
+        at = (when + timedelta(seconds=k)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        http = StatusAndHeaders("200 OK", [("Content-Type", ctype),
+                                           ("Content-Length", str(len(body)))],
+                                protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record(
+            sub, "response", payload=io.BytesIO(body), length=len(body), http_headers=http,
+            warc_headers_dict={"WARC-Record-ID": _rid(world, n, k), "WARC-Date": at}))
+        counts["response"] += 1
+        result.statuses["200"] += 1
+    date = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    dom = rendered_dom(cap.path, cap.version).encode("utf-8")
+    res_id = _rid(world, n, "dom")
+    writer.write_record(writer.create_warc_record(
+        RENDERED_URN + url, "resource", payload=io.BytesIO(dom), length=len(dom),
+        warc_content_type="text/html; charset=utf-8",
+        warc_headers_dict={"WARC-Record-ID": res_id, "WARC-Date": date,
+                           "WARC-Concurrent-To": document_id}))
+    fields = (f"citeaudit-render: the DOM headless Chromium built from this page\r\n"
+              f"why: fetch.browser: auto; static capture is a script shell\r\n"
+              f"sub-requests-fetched: {len(loads)}\r\nsub-requests-refused: 0\r\n"
+              f"document-record: {document_id}\r\n").encode()
+    writer.write_record(writer.create_warc_record(
+        RENDERED_URN + url, "metadata", payload=io.BytesIO(fields), length=len(fields),
+        warc_content_type="application/warc-fields",
+        warc_headers_dict={"WARC-Record-ID": _rid(world, n, "meta"), "WARC-Date": date,
+                           "WARC-Refers-To": res_id}))
+    counts["resource"] += 1
+    counts["metadata"] += 1
 
 

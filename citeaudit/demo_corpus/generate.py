@@ -185,7 +185,8 @@ def generate(
     truth["crawl_dates"] = crawl_dates
     truth["warc"] = {
         "files": [{"file": f.file, "records": {k: f.records.get(k, 0) for k in
-                                               ("response", "revisit", "request", "warcinfo")}}
+                                               ("response", "revisit", "request", "warcinfo",
+                                                "resource", "metadata")}}
                   for f in result.files],
         "truncated": sorted(result.truncated, key=lambda t: (t["file"], t["url"])),
         "status_counts": dict(sorted(result.statuses.items())),
@@ -342,6 +343,8 @@ class _AnswerPhase:
         if day == 0:
             self._plant_alignment_cases(files)
             self._plant_evidence_cases(files)
+        if day == self.params.days - 1:
+            self._plant_alignment_cases(files, last_day=True)
         for engine in vocab.ENGINES:
             self._emit_dups(files, dups, day, engine, final=True)
         if day == self.trailing_blank[0] and self.trailing_blank[1] in files.handles:
@@ -350,9 +353,10 @@ class _AnswerPhase:
             self._write_sr(sr_fh, rev)
         self._plant_sr(sr_fh, files.day)
 
-    def _plant_alignment_cases(self, files: _DayFiles) -> None:
-        """Append the planted alignment answers to the first day's file."""
-        for draft, rows in alignment_cases.build_answers(self.world):
+    def _plant_alignment_cases(self, files: _DayFiles, last_day: bool = False) -> None:
+        """Append the planted alignment answers to the first day's file (``last_day``: the
+        one citing the last-day cases, to the last day's file)."""
+        for draft, rows in alignment_cases.build_answers(self.world, last_day):
             files.write(draft.engine, answers_mod.serialize(draft.obj))
             self.counts["answer_lines"] += 1
             self._accept(draft)

@@ -6,7 +6,13 @@ stored, so a page that has not changed is fetched with the same payload digest a
 revisit). On top, it plants what a polite crawler must cope with, each on a cited page of the
 last date (:func:`plan_site`, deterministic from the corpus): a robots.txt that disallows a
 cited path, a slow page (past the read timeout), a 429 with Retry-After, an oversize page, and
-a host on the deny list; redirect chains are served as the WARCs recorded them.
+a host on the deny list; redirect chains are served as the WARCs recorded them. And a page a
+script renders (``script``: the planted alignment case ``script_shell_live``, whose document
+is a shell): the site also serves its script and the JSON the script loads
+(:func:`citeaudit.demo_corpus.alignment_cases.site_assets`). The demo archives with
+``fetch.browser: auto``: where Debian's Chromium and Playwright are installed the shell is
+rendered (``rendered``, its DOM a ``urn:rendered-dom:`` record); where they are not, the page
+gets a ``browser_unavailable`` row and its static capture stands, the crawl goes on.
 
 The demo's dates are fixed (the corpus is deterministic), so a live capture is taken weeks
 after the last date's reference times: it is the pages' *current state*
@@ -49,11 +55,36 @@ DEMO_FETCH = {
     "max_retries": 2,
     "max_retry_after_seconds": 2.0,
     "retry_backoff_seconds": 0.1,
+    # shells are rendered in Debian's chromium when it is installed (with the browser extra);
+    # without it each gets a browser_unavailable row and the demo goes on
+    "browser": "auto",
+    "browser_timeout_seconds": 30.0,
 }
 SLOW_SECONDS = 2.5
 OVERSIZE_BYTES = 400_000
 EXPECTED = {"robots": "robots_disallowed", "slow": "timeout", "busy": "fetched",
-            "oversize": "too_large", "denied": "host_denied"}
+            "oversize": "too_large", "denied": "host_denied", "script": "rendered"}
+"""The first crawl's outcome of each planted page (``script``: of its render, where a browser
+is installed; :func:`expected_outcomes`)."""
+
+
+def browser_available() -> bool:
+    """Whether this machine can render (a Chromium and the playwright package)."""
+    from citeaudit.archive.capture import find_chromium
+
+    try:
+        import playwright.sync_api  # noqa: F401 - only to know it is there
+    except ImportError:
+        return False
+    return find_chromium(None) is not None
+
+
+def expected_outcomes(planted: dict[str, str]) -> dict[str, str]:
+    """The outcome each planted page must end with on this machine."""
+    out = {k: EXPECTED[k] for k in planted}
+    if "script" in out and not browser_available():
+        out["script"] = "browser_unavailable"
+    return out
 
 
 def _last_date(raw: Path) -> str:
@@ -115,7 +146,11 @@ def plan_site(raw: Path) -> dict[str, Any]:
     date = _last_date(raw)
     cited = _cited_urls(raw, date)
     pages = _served_pages(raw)
-    ok = [u for u in cited if u in pages and pages[u]["status"] == "200"]
+    from citeaudit.demo_corpus.alignment_cases import live_script_urls
+
+    scripted = [u for u in live_script_urls() if u in cited and u in pages]
+    ok = [u for u in cited if u in pages and pages[u]["status"] == "200"
+          and u not in scripted]
     hosts = sorted({urlsplit(u).hostname for u in ok})
     picks: dict[str, str] = {}
     used_hosts: set[str] = set()
@@ -126,8 +161,12 @@ def plan_site(raw: Path) -> dict[str, Any]:
                 picks[kind] = u
                 used_hosts.add(h)
                 break
+    denied = [urlsplit(picks["denied"]).hostname] if "denied" in picks else []
+    script = [u for u in scripted if urlsplit(u).hostname not in denied]
+    if script:
+        picks["script"] = script[0]
     return {"date": date, "planted": picks, "cited_urls": len(cited), "hosts": len(hosts),
-            "deny_hosts": [urlsplit(picks["denied"]).hostname] if "denied" in picks else []}
+            "deny_hosts": denied}
 
 
 class DemoSite:
@@ -137,6 +176,9 @@ class DemoSite:
         self.raw = Path(raw)
         self.plan = plan or plan_site(self.raw)
         self.pages = _served_pages(self.raw)
+        from citeaudit.demo_corpus.alignment_cases import site_assets
+
+        self.assets = site_assets()
         self.requests: list[tuple[str, str]] = []
         self._lock = threading.Lock()
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -199,6 +241,9 @@ class DemoSite:
                 if scheme is None:
                     scheme = "https" if f"https://{host}{path}" in site.pages else "http"
                 page = site.pages.get(f"{scheme}://{host}{path}")
+                asset = site.assets.get(f"{scheme}://{host}{path}")
+                if page is None and asset is not None:  # a planted application's script, JSON
+                    return self._send(200, [("Content-Type", asset[0])], asset[1])
                 if page is None:
                     return self._send(404, [("Content-Type", "text/html")], b"<h1>404</h1>")
                 body = page["body"]
@@ -253,7 +298,7 @@ def archive_live(raw: Path, progress: bool = False) -> dict[str, Any]:
         truth = json.loads(truth_path.read_text(encoding="utf-8"))
         truth["fetch"] = {
             "date": date, "planted": plan["planted"],
-            "expected_outcomes": {k: EXPECTED[k] for k in plan["planted"]},
+            "expected_outcomes": expected_outcomes(plan["planted"]),
             "supplied_crawl_dates": truth.get("crawl_dates"),
             "note": "every date keeps its supplied WARCs; the last date is also archived "
                     "live (current state) into warc/<crawl day>/citeaudit-<date>-*.warc.gz",
@@ -286,7 +331,12 @@ def _cli(args: argparse.Namespace) -> int:
     listed = ", ".join(f"{k} {v}" for k, v in out["outcomes"].items())
     print(f"demo-archive {out['date']}: {listed} ({out['requests']} requests to the "
           f"loopback site, {len(out['files'])} WARC file(s))", file=sys.stderr)
+    expected = expected_outcomes(out["planted"])
     for kind, got in out["planted"].items():
-        print(f"  planted {kind}: {', '.join(got)} (a first crawl ends {EXPECTED[kind]})",
+        print(f"  planted {kind}: {', '.join(got)} (a first crawl ends {expected[kind]})",
               file=sys.stderr)
+    if out["outcomes"].get("browser_unavailable"):
+        print("  no browser here: the script-rendered page stays a shell (unresolved "
+              "script_shell); apt-get install chromium and pip install 'citeaudit[browser]' "
+              "render it", file=sys.stderr)
     return 0

@@ -77,6 +77,9 @@ def register(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> set[str
         if name == "citation_existence" and "replay_url" not in rel.columns:
             # an optional column (replay links): absent from the contract's minimum
             rel = rel.project("*, NULL::VARCHAR AS replay_url")
+        if name == "citation_existence" and "capture_fidelity" not in rel.columns:
+            # optional too (the L1 breakdown's pass_rendered): absent, every pass is static
+            rel = rel.project("*, NULL::VARCHAR AS capture_fidelity")
         rel.create_view(name)
     names = set(tables)
     if "answers" in names:

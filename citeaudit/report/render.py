@@ -32,7 +32,10 @@ REPORT = "report"
 INDEX = "index.html"
 PLOT = "headline.svg"
 FINDINGS_LIMIT = 50
-L1_ORDER = ("pass", "changed", "dead", "unresolved", "no_existence_row")
+L1_ORDER = ("pass", "pass_rendered", "changed", "dead", "dead_soft_404", "unresolved",
+            "no_existence_row")
+"""The L1 breakdown's categories in bar order; ``pass_rendered`` (a pass read from a browser's
+rendered DOM) stands beside ``pass``, the walls and shells (``unresolved_<reason>``) follow."""
 SUPPORT_ORDER = ("fully_supported", "partially_supported", "unsupported", "contradicted",
                  "unresolved")
 POLICY_ORDER = ("PASS", "CONTEXTUALIZE", "REVIEW", "ABSTAIN")

@@ -2,7 +2,8 @@
 -- the other resolved verdicts (pass, changed) = 0; unresolved or no existence row =
 -- unresolved, beside.
 -- A soft-404 is dead (counted as dead, category dead_soft_404); a wall is unresolved
--- (category unresolved_<wall>).
+-- (category unresolved_<wall>). A pass whose text came from a browser's rendered DOM
+-- (capture_fidelity 'rendered') is category pass_rendered, y as any pass.
 -- Grain: one row per citation_id. Inputs: citations, citation_existence, answers (strata).
 SELECT
     'dead_rate' AS metric,
@@ -22,6 +23,8 @@ SELECT
             AND e.reason IN ('consent_wall', 'login_wall', 'paywall', 'bot_challenge',
                              'script_shell')
             THEN 'unresolved_' || e.reason
+        -- a pass read from a browser's rendered DOM: named apart, counted as any pass
+        WHEN e.verdict = 'pass' AND e.capture_fidelity = 'rendered' THEN 'pass_rendered'
         ELSE coalesce(e.verdict, 'no_existence_row')
     END AS category
 FROM citations AS c

@@ -2,7 +2,9 @@
 -- verdict; pass = 1, dead or changed = 0, unresolved (or no existence row at all) =
 -- unresolved.
 -- A soft-404 is dead (counted as dead, category dead_soft_404); a wall is unresolved
--- (category unresolved_<wall>, a script shell unresolved_script_shell).
+-- (category unresolved_<wall>, a script shell unresolved_script_shell). A pass whose text
+-- came from a browser's rendered DOM (capture_fidelity 'rendered') is category pass_rendered:
+-- it counts 1 like any pass; the breakdown shows rendered and static passes apart.
 -- Grain: one row per citation_id. Inputs: citations, citation_existence, answers (strata).
 SELECT
     'existence_rate' AS metric,
@@ -21,6 +23,8 @@ SELECT
             AND e.reason IN ('consent_wall', 'login_wall', 'paywall', 'bot_challenge',
                              'script_shell')
             THEN 'unresolved_' || e.reason
+        -- a pass read from a browser's rendered DOM: named apart, counted as any pass
+        WHEN e.verdict = 'pass' AND e.capture_fidelity = 'rendered' THEN 'pass_rendered'
         ELSE coalesce(e.verdict, 'no_existence_row')
     END AS category
 FROM citations AS c

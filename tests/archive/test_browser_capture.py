@@ -13,7 +13,10 @@ L2; no whole ``citeaudit run``):
   ``rendered``); a sub-request to a denied host and one to the cloud metadata address are
   refused and logged (the site never sees them); a page whose app script is refused is not
   rendered half-way (``render_incomplete``) and stays unresolved; a static page is not
-  rendered at all.
+  rendered at all; the L1 breakdown names the rendered pass ``pass_rendered``;
+- ``never`` then ``auto`` on the same date: the second ``citeaudit archive`` renders the shell
+  the first captured statically (not fetched again, a new record with its WARC-Date), and a
+  third renders nothing more.
 
 Skips, saying how to install it, when Debian's Chromium is absent.
 """
@@ -31,7 +34,7 @@ import pytest
 import yaml
 from warcio.archiveiterator import ArchiveIterator
 
-from citeaudit import cli, codebook, config
+from citeaudit import cli, codebook, config, duck
 from citeaudit.alignment import align, passages, payload_text, soft404
 from citeaudit.archive.capture import find_chromium, read_logs
 from citeaudit.archive.index import index_paths
@@ -144,6 +147,11 @@ def _archive_and_judge(root: Path, site: _Site, browser: str, **fetch) -> dict:
     """``citeaudit archive`` then the stage functions from the capture index to L2."""
     raw = _raw(root, browser, **fetch)
     assert cli.main(["archive", "--raw", str(raw), "--date", DAY, "--via", site.origin]) == 0
+    return _judge(root, raw)
+
+
+def _judge(root: Path, raw: Path) -> dict:
+    """The stage functions from the capture index to L2 over what ``raw`` holds."""
     derived = root / "derived"
     ingested = ingest_files(answer_files(raw, DAY), raw)
     warcs = sorted(raw.glob("warc/*/*.warc.gz"))
@@ -159,6 +167,7 @@ def _archive_and_judge(root: Path, site: _Site, browser: str, **fetch) -> dict:
     l1 = align.existence(aligned, checks)
     l2 = passages.check(ingested.citations, aligned, texts, existence=l1)
     return {"raw": raw, "log": read_logs(raw, DAY).to_pylist(), "warcs": warcs,
+            "ingested": ingested, "l1_table": l1,
             "l1": {r["citation_id"]: r for r in l1.to_pylist()},
             "l2": {r["citation_id"]: r["verdict"] for r in l2.to_pylist()}}
 
@@ -186,12 +195,17 @@ def test_a_static_shell_is_unresolved_never_absent(tmp_path: Path) -> None:
     assert ("spa.test", "/static/app.js") not in site.seen
 
 
-def test_without_a_browser_the_shell_stays_unresolved_and_says_why(tmp_path: Path) -> None:
+def test_without_a_browser_the_shell_stays_unresolved_and_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A configured Chromium that is not there: one ``browser_unavailable`` row per page to
-    render naming the key, no other browser driven, the static shell unresolved."""
+    render naming the key, no other browser driven, the static shell unresolved; the archive
+    succeeds and says so once."""
     missing = str(tmp_path / "no-such-chromium")
     with _Site() as site:
         got = _archive_and_judge(tmp_path, site, "auto", browser_executable=missing)
+    err = capsys.readouterr().err
+    assert "browser_unavailable 2" in err
+    assert "2 page(s) not rendered, their static captures stand" in err
     renders = [r for r in got["log"] if r["purpose"] == "render"]
     assert {r["url"] for r in renders} == {"http://spa.test/article/1",
                                            "http://spa.test/article/2"}
@@ -214,6 +228,15 @@ def test_browser_auto_renders_the_shell_and_the_quote_is_located(tmp_path: Path,
     assert l2["a1-x1"] == "unresolved"
     # a static page is not rendered under auto
     assert l1["a1-x2"]["capture_fidelity"] == "static" and l2["a1-x2"] == "located"
+    # the L1 breakdown names the rendered pass apart; the rate counts it as any pass
+    con = duck.connect()
+    con.register("citations", got["ingested"].citations)
+    con.register("answers", got["ingested"].answers)
+    con.register("citation_existence", got["l1_table"])
+    units = {r["unit_id"]: (r["y"], r["category"])
+             for r in duck.query(con, "metrics/select_existence_units").to_pylist()}
+    assert units == {"a1-x0": (1.0, "pass_rendered"), "a1-x1": (None, "unresolved_script_shell"),
+                     "a1-x2": (1.0, "pass")}
     renders = {r["url"]: r for r in log if r["purpose"] == "render"}
     assert renders["http://spa.test/article/1"]["outcome"] == "rendered"
     assert renders["http://spa.test/article/1"]["record_type"] == "resource"
@@ -245,3 +268,70 @@ def test_browser_auto_renders_the_shell_and_the_quote_is_located(tmp_path: Path,
            if t == "resource" and u == "urn:rendered-dom:http://spa.test/article/1"]
     assert len(dom) == 1 and QUOTE.encode() in dom[0]
     assert not [u for _, u, _, _ in records if u and "evil.test" in u]
+
+
+def _records(warcs: list[Path]) -> list[tuple[str, str | None, str | None, bytes]]:
+    """(type, target URI, WARC-Date, payload) of every record."""
+    out = []
+    for f in warcs:
+        with open(f, "rb") as fh:
+            for rec in ArchiveIterator(fh):
+                h = rec.rec_headers
+                out.append((rec.rec_type, h.get_header("WARC-Target-URI"),
+                            h.get_header("WARC-Date"), rec.content_stream().read()))
+    return out
+
+
+def test_a_shell_captured_before_the_browser_was_on_is_rendered_by_the_next_archive(
+        tmp_path: Path, chromium: str) -> None:
+    """``citeaudit archive`` with ``browser: never`` captures the shell statically; the same
+    date archived again with ``auto`` skips the page (a recent capture) but renders that
+    capture: the document is not fetched again, its sub-requests are, the rendered DOM is a
+    new record with the first capture's WARC-Date (nothing rewritten), and the quote is
+    ``located``. A third run renders nothing again (the failed render is not retried)."""
+    import hashlib
+
+    with _Site() as site:
+        raw = _raw(tmp_path, "never")
+        argv = ["archive", "--raw", str(raw), "--date", DAY, "--via", site.origin]
+        assert cli.main(argv) == 0
+        first = {f: hashlib.sha256(f.read_bytes()).hexdigest()
+                 for f in raw.glob("warc/*/*.warc.gz")}
+        shell_date = next(d for t, u, d, _ in _records(list(first))
+                          if t == "response" and u == "http://spa.test/article/1")
+        assert ("spa.test", "/static/app.js") not in site.seen
+        cfg_path = raw / config.CONFIG_FILE
+        cfg = yaml.safe_load(cfg_path.read_text())
+        cfg["fetch"]["browser"] = "auto"
+        cfg_path.write_text(yaml.safe_dump(cfg))
+        assert cli.main(argv) == 0
+        seen_after_second = list(site.seen)
+        log_second = read_logs(raw, DAY).to_pylist()
+        assert cli.main(argv) == 0
+        log_third = read_logs(raw, DAY).to_pylist()
+        seen_after_third = list(site.seen)
+    # the earlier files are untouched; the rendered DOM is a new record in a new file
+    assert {f: hashlib.sha256(f.read_bytes()).hexdigest() for f in first} == first
+    warcs = sorted(raw.glob("warc/*/*.warc.gz"))
+    new = [f for f in warcs if f not in first]
+    dom = [(d, b) for t, u, d, b in _records(new)
+           if t == "resource" and u == "urn:rendered-dom:http://spa.test/article/1"]
+    assert len(dom) == 1 and dom[0][0] == shell_date and QUOTE.encode() in dom[0][1]
+    # the page itself was fetched once (the first run); the script and its data the second
+    assert seen_after_second.count(("spa.test", "/article/1")) == 1
+    assert ("spa.test", "/static/app.js") in seen_after_second
+    renders = {r["url"]: r for r in log_second if r["purpose"] == "render"}
+    assert renders["http://spa.test/article/1"]["outcome"] == "rendered"
+    assert "earlier crawl" in renders["http://spa.test/article/1"]["detail"]
+    assert renders["http://spa.test/article/2"]["outcome"] == "render_incomplete"
+    assert "http://spa.test/plain" not in renders  # not a shell: auto leaves it static
+    skips = {r["url"] for r in log_second if r["outcome"] == "skipped_recent_capture"}
+    assert {"http://spa.test/article/1", "http://spa.test/plain"} <= skips
+    # a third run: nothing left to render, nothing asked of the site
+    assert len([r for r in log_third if r["purpose"] == "render"]) == len(renders)
+    assert seen_after_third == seen_after_second
+    got = _judge(tmp_path, raw)
+    assert (got["l1"]["a1-x0"]["verdict"], got["l1"]["a1-x0"]["capture_fidelity"]) == (
+        "pass", "rendered")
+    assert got["l2"]["a1-x0"] == "located"
+    assert got["l1"]["a1-x1"]["reason"] == "script_shell" and got["l2"]["a1-x1"] == "unresolved"

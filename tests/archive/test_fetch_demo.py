@@ -15,7 +15,7 @@ def _log(demo_run) -> list[dict]:
 
 def test_planted_site_behaviours_end_as_expected(demo_run):
     fetch = demo_run.truth["fetch"]
-    assert set(fetch["planted"]) == {"robots", "slow", "busy", "oversize", "denied"}
+    assert set(fetch["planted"]) == {"robots", "slow", "busy", "oversize", "denied", "script"}
     log = _log(demo_run)
     for kind, url in fetch["planted"].items():
         final = [r["outcome"] for r in log if r["url"] == url and r["hop"] == 0
@@ -24,6 +24,19 @@ def test_planted_site_behaviours_end_as_expected(demo_run):
         if kind == "busy":  # 429 first, then the page: unchanged, so written as a revisit
             assert final in (["fetched"], ["not_modified"])
             assert any(r["outcome"] == "retry_scheduled" for r in log if r["url"] == url)
+        elif kind == "script":  # the shell, unchanged since the supplied capture, then its
+            # render: rendered where a browser is installed, browser_unavailable elsewhere
+            assert [r["outcome"] for r in log if r["url"] == url
+                    and r["purpose"] != "render"] == ["not_modified"]
+            renders = [r for r in log if r["url"] == url and r["purpose"] == "render"]
+            assert [r["outcome"] for r in renders] == [expected]
+            assert expected in ("rendered", "browser_unavailable")
+            subs = {r["url"] for r in log if r["purpose"] == "subresource"}
+            if expected == "rendered":  # the script and the JSON it loads, fetched politely
+                assert {"https://planted-align.example/static/planted-app.js",
+                        "https://planted-align.example/api/app/live.json"} <= subs
+            else:
+                assert not subs
         else:
             assert final == [expected], (kind, url, final)
     outcomes = {r["outcome"] for r in log}

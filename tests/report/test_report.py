@@ -295,3 +295,35 @@ def test_summary_of_one_date(demo_run, capsys) -> None:
     assert f"observation_date={day}" in out and f"headline per engine · {day}" in out
     assert cli.main(["summary", "--derived", str(d), "--date", "yesterday"]) == 2
     assert "--date yesterday: not a date" in capsys.readouterr().err
+
+
+def test_the_demo_l1_breakdown_shows_rendered_passes_and_shells_apart(demo_run) -> None:
+    """The demo's planted script-rendered pages (first date): a static shell is
+    ``unresolved_script_shell``, one captured with its rendered DOM is ``pass_rendered`` (a
+    pass: the rate counts it), each in the metrics breakdown and the report's L1 table."""
+    import json
+
+    import duckdb
+
+    first = sorted(demo_run.truth["dates"])[0]
+    glob = demo_run.derived / "citation_existence" / f"observation_date={first}" / "*" / \
+        "data.parquet"
+    rows = {r[0]: r[1:] for r in duckdb.sql(
+        f"SELECT citation_id, verdict, reason, capture_fidelity FROM read_parquet('{glob}', "
+        "hive_partitioning = true) WHERE codebook = 'v1' AND citation_id IN "
+        "('cit-al-script_shell', 'cit-al-rendered_by_browser', 'cit-al-in_window')").fetchall()}
+    assert rows == {"cit-al-script_shell": ("unresolved", "script_shell", "static"),
+                    "cit-al-rendered_by_browser": ("pass", "ok", "rendered"),
+                    "cit-al-in_window": ("pass", "ok", "static")}
+    metrics = demo_run.derived / "metrics" / f"observation_date={first}" / "codebook=v1" / \
+        "data.parquet"
+    (breakdown,) = duckdb.sql(
+        f"SELECT breakdown FROM read_parquet('{metrics}') WHERE metric = 'existence_rate' "
+        "AND margin = 'overall'").fetchall()[0]
+    counts = json.loads(breakdown)
+    assert counts["pass_rendered"] == 1 and counts["unresolved_script_shell"] >= 1
+    assert counts["pass"] >= 1
+    html = (demo_run.derived / "report" / f"observation_date={first}" / "codebook=v1"
+            / "index.html").read_text(encoding="utf-8")
+    table = html[html.index('id="l1-soft404-walls"'):]
+    assert "<th>pass_rendered</th>" in table and "<th>unresolved_script_shell</th>" in table

@@ -38,10 +38,14 @@ could lack the quote and read as "not in page"; the shell stays unresolved inste
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 import os
 import shutil
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,34 +134,66 @@ def _fulfil_args(ex: HttpExchange) -> dict[str, Any]:
     return {"status": status, "headers": headers, "body": body}
 
 
+RENDER_PAGES = 4
+"""Pages rendered at once in the crawl's one Chromium (each in its own browser context), at
+most ``fetch.concurrency``: the render waits mostly on the network going idle, so a few pages
+overlap well; more would cost memory (each page is a renderer process) for little."""
+
+
 class Renderer:
-    """One headless Chromium for a crawl; :meth:`render` loads one page (see module docstring).
+    """One headless Chromium for a crawl; :meth:`render_all` loads the pages, up to ``pages``
+    at once (see module docstring).
 
     ``crawler`` is the live crawl (:class:`citeaudit.archive.capture.crawl._Crawler`): its scope
-    refusal, robots cache, polite GET, WARC writer and log are used for every sub-request."""
+    refusal, robots cache, polite GET, WARC writer and log are used for every sub-request; they
+    block (DNS, the per-host delay, the network), so they run on a small thread pool while the
+    event loop drives the pages. The per-host delay is the crawl's :class:`HostGate`, shared
+    by every page and thread: rendering pages of one host at once sends nothing sooner."""
 
-    def __init__(self, crawler: Any, executable: str) -> None:
+    def __init__(self, crawler: Any, executable: str, pages: int = 1) -> None:
         self.c = crawler
         self.s = crawler.s
         self.executable = executable
-        self._pw = None
-        self._browser = None
+        self.pages = max(1, pages)
+        self.started: set[int] = set()  # id() of the jobs a render began for
+        self._browser: Any = None
+        self._io: ThreadPoolExecutor | None = None
 
-    def __enter__(self) -> Renderer:
-        from playwright.sync_api import sync_playwright
+    def render_all(self, jobs: list[RenderJob],
+                   on_error: Callable[[RenderJob, Exception], None]) -> None:
+        """Render ``jobs`` in one Chromium, at most ``pages`` at a time; a job whose render
+        raises is handed to ``on_error`` (the others go on). Raises when Chromium does not
+        start (nothing rendered then)."""
+        asyncio.run(self._main(jobs, on_error))
 
-        self._pw = sync_playwright().start()
-        self._browser = self._pw.chromium.launch(executable_path=self.executable,
-                                                 headless=True, args=CHROMIUM_ARGS)
-        return self
+    async def _main(self, jobs: list[RenderJob],
+                    on_error: Callable[[RenderJob, Exception], None]) -> None:
+        from playwright.async_api import async_playwright
 
-    def __exit__(self, *exc: object) -> None:
-        try:
-            if self._browser is not None:
-                self._browser.close()
-        finally:
-            if self._pw is not None:
-                self._pw.stop()
+        async with async_playwright() as pw:
+            self._browser = await pw.chromium.launch(executable_path=self.executable,
+                                                     headless=True, args=CHROMIUM_ARGS)
+            try:
+                with ThreadPoolExecutor(max_workers=2 * self.pages,
+                                        thread_name_prefix="render-io") as io:
+                    self._io = io
+                    gate = asyncio.Semaphore(self.pages)
+
+                    async def one(job: RenderJob) -> None:
+                        async with gate:
+                            self.started.add(id(job))
+                            try:
+                                await self.render(job)
+                            except Exception as exc:  # a bug must not lose the other pages
+                                on_error(job, exc)
+
+                    await asyncio.gather(*(one(j) for j in jobs))
+            finally:
+                await self._browser.close()
+
+    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on the blocking-work threads."""
+        return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)
 
     def _log(self, job: RenderJob, url: str, purpose: str, outcome: str, *,
              att: Any = None, where: Written | None = None, detail: str | None = None,
@@ -169,50 +205,56 @@ class Renderer:
                        purpose=purpose, hop=0, attempt=1 if purpose == "subresource" else 0,
                        where=where, record_type=record_type, outcome=outcome, detail=detail)
 
+    def _check(self, url: str) -> tuple[str, str] | None:
+        """Why a sub-request to ``url`` is not sent (scope, scheme, robots.txt), or None."""
+        refusal = self.c._refusal(url)
+        if refusal is None and not url.lower().startswith(("http://", "https://")):
+            refusal = ("unsupported_url", "only absolute http(s) URLs are fetched")
+        if refusal is None:
+            ok, outcome, why = self.c.robots.allowed(url)
+            if not ok:
+                refusal = (outcome or "robots_disallowed", why or "")
+        return refusal
+
     def _handler(self, job: RenderJob, page: Any, state: _PageState):
-        def handle(route: Any, request: Any) -> None:
+        async def handle(route: Any, request: Any) -> None:
             url = strip_credentials(request.url.split("#", 1)[0])
             kind = request.resource_type
             main_nav = request.is_navigation_request() and request.frame == page.main_frame
             if main_nav and not state.main_served:
                 # the page itself (whatever Chromium's spelling of its URL): the static capture
                 state.main_served = True
-                route.fulfill(**_fulfil_args(job.exchange))
+                await route.fulfill(**_fulfil_args(job.exchange))
                 return
             if main_nav:
                 # a script sent the page elsewhere: what renders is not the cited page
                 state.navigated_to = state.navigated_to or url
                 state.essential_missing.append(f"the page navigated to {url}")
 
-            def refuse(outcome: str, detail: str, abort: str = "blockedbyclient") -> None:
+            async def refuse(outcome: str, detail: str, abort: str = "blockedbyclient") -> None:
                 state.refused += 1
                 if kind in ESSENTIAL_TYPES:
                     state.essential_missing.append(f"{kind} {url}: {outcome}")
                 self._log(job, url, "subresource", outcome, detail=detail)
-                route.abort(abort)
+                await route.abort(abort)
 
             if request.method != "GET":
-                return refuse("method_refused", f"{request.method} {kind}: only GET is fetched")
+                return await refuse("method_refused", f"{request.method} {kind}: only GET is "
+                                    "fetched")
             if state.requests >= self.s.browser_max_requests:
-                return refuse("request_cap", f"more than {self.s.browser_max_requests} "
-                              "sub-requests (fetch.browser_max_requests)")
+                return await refuse("request_cap", f"more than {self.s.browser_max_requests} "
+                                    "sub-requests (fetch.browser_max_requests)")
             state.requests += 1
-            refusal = self.c._refusal(url)
-            if refusal is None and not url.lower().startswith(("http://", "https://")):
-                refusal = ("unsupported_url", "only absolute http(s) URLs are fetched")
-            if refusal is None:
-                ok, outcome, why = self.c.robots.allowed(url)
-                if not ok:
-                    refusal = (outcome or "robots_disallowed", why or "")
+            refusal = await self._call(self._check, url)
             if refusal is not None:
-                return refuse(*refusal)
-            att = self.c._polite_get(url)
+                return await refuse(*refusal)
+            att = await self._call(self.c._polite_get, url)
             if att.exchange is None:
                 state.refused += 1
                 if kind in ESSENTIAL_TYPES:
                     state.essential_missing.append(f"{kind} {url}: {att.outcome}")
                 self._log(job, url, "subresource", att.outcome, att=att)
-                route.abort("failed")
+                await route.abort("failed")
                 return
             where = self.c.writer.write_exchange(att.exchange)
             self._log(job, url, "subresource", att.outcome, att=att, where=where,
@@ -220,27 +262,36 @@ class Renderer:
             state.fetched += 1
             if att.outcome == "too_large" and kind in ESSENTIAL_TYPES:
                 state.essential_missing.append(f"{kind} {url}: too_large")
-            route.fulfill(**_fulfil_args(att.exchange))
-        return handle
+            await route.fulfill(**_fulfil_args(att.exchange))
 
-    def render(self, job: RenderJob) -> None:
+        async def guarded(route: Any, request: Any) -> None:
+            try:
+                await handle(route, request)
+            except Exception as exc:  # the page closed under it, or a bug: never a hang
+                state.essential_missing.append(
+                    f"{request.resource_type} {request.url}: {type(exc).__name__}")
+                with contextlib.suppress(Exception):
+                    await route.abort("failed")
+        return guarded
+
+    async def render(self, job: RenderJob) -> None:
         """Render one page; writes its rendered record and log rows (never raises for a
         page: a failure is a ``render_failed`` row)."""
         assert self._browser is not None
         t0 = time.monotonic()
         budget_ms = self.s.browser_timeout_seconds * 1000.0
         state = _PageState()
-        ctx = self._browser.new_context(user_agent=self.c.ua, service_workers="block",
-                                        accept_downloads=False,
-                                        viewport={"width": 1280, "height": 1024})
+        ctx = await self._browser.new_context(user_agent=self.c.ua, service_workers="block",
+                                              accept_downloads=False,
+                                              viewport={"width": 1280, "height": 1024})
         try:
-            page = ctx.new_page()
-            ctx.route("**/*", self._handler(job, page, state))
+            page = await ctx.new_page()
+            await ctx.route("**/*", self._handler(job, page, state))
             try:
-                page.goto(job.url, wait_until="load", timeout=budget_ms)
+                await page.goto(job.url, wait_until="load", timeout=budget_ms)
                 left = budget_ms - (time.monotonic() - t0) * 1000.0
-                page.wait_for_load_state("networkidle", timeout=max(1.0, left))
-                html = page.content()
+                await page.wait_for_load_state("networkidle", timeout=max(1.0, left))
+                html = await page.content()
             except Exception as exc:  # Playwright's TimeoutError, a crashed page
                 name = type(exc).__name__
                 outcome = "render_incomplete" if "Timeout" in name else "render_failed"
@@ -266,4 +317,4 @@ class Renderer:
                       detail=f"{job.why}; {state.fetched} sub-requests fetched, "
                       f"{state.refused} refused, {time.monotonic() - t0:.1f} s")
         finally:
-            ctx.close()
+            await ctx.close()

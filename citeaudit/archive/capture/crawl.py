@@ -36,7 +36,13 @@ from urllib.parse import urljoin, urlsplit
 import pyarrow as pa
 
 from citeaudit import duck, storage
-from citeaudit.archive.capture.browser import INSTALL_HINT, Renderer, RenderJob, find_chromium
+from citeaudit.archive.capture.browser import (
+    INSTALL_HINT,
+    RENDER_PAGES,
+    Renderer,
+    RenderJob,
+    find_chromium,
+)
 from citeaudit.archive.capture.fetch_log import (
     FETCH_LOG_SCHEMA,
     LOG_FOLDER,
@@ -57,7 +63,9 @@ from citeaudit.archive.capture.scope import Refused, origin_of, strip_credential
 from citeaudit.archive.capture.scope import from_settings as scope_from_settings
 from citeaudit.archive.capture.shell import decoded_html, script_shell
 from citeaudit.archive.capture.warc_writer import (
+    RENDERED_URN,
     FetchWarcWriter,
+    HttpExchange,
     Written,
     default_info,
     fetched_files,
@@ -87,6 +95,9 @@ record: the static capture stands), ``method_refused`` and ``request_cap`` (a su
 sent)."""
 
 RETRY_STATUSES = (429, 503)
+FETCHED_RE = r"(^|/)citeaudit-\d{4}-\d{2}-\d{2}-\d{5}\.warc\.gz$"
+"""The names of the crawl's own WARC files (relative to raw), for the SQL that tells them
+from supplied ones."""
 
 
 def _origin(url: str) -> str:
@@ -143,7 +154,7 @@ def plan(cited: pa.Table, known: pa.Table, settings: FetchSettings, now: dt.date
         "window_s": settings.reference_window_hours * 3600.0,
         "current_after_s": settings.current_after_days * 86400.0,
         "now": now,
-        "fetched_re": r"(^|/)citeaudit-\d{4}-\d{2}-\d{2}-\d{5}\.warc\.gz$",
+        "fetched_re": FETCHED_RE,
     })
 
 
@@ -270,12 +281,21 @@ class _Crawler:
     def _render_job(self, att: Attempt, cited: str, key: str | None) -> RenderJob | None:
         """The browser job for a final 2xx page under ``fetch.browser``: ``always`` any HTML
         page, ``auto`` a page whose static capture is a script shell; None otherwise."""
-        mode = self.s.browser
-        if mode == "never" or att.exchange is None or att.written is None \
+        if self.s.browser == "never" or att.exchange is None or att.written is None \
                 or att.outcome not in ("fetched", "not_modified"):
             return None
-        headers = {k.lower(): v for k, v in att.exchange.response_headers}
-        markup = decoded_html(att.exchange.body, headers.get("content-type"),
+        return self.job_for(att.url, att.exchange, att.written, cited, key)
+
+    def job_for(self, url: str, exchange: HttpExchange, written: Written, cited: str,
+                key: str | None, earlier: str = "") -> RenderJob | None:
+        """The browser job for the static capture ``exchange`` of ``url`` (its record at
+        ``written``) under ``fetch.browser``, or None when the mode does not render it.
+        ``earlier``: said in the job's reason when the capture is from an earlier crawl."""
+        mode = self.s.browser
+        if mode == "never":
+            return None
+        headers = {k.lower(): v for k, v in exchange.response_headers}
+        markup = decoded_html(exchange.body, headers.get("content-type"),
                               headers.get("content-encoding"))
         if markup is None:
             return None
@@ -285,10 +305,11 @@ class _Crawler:
             if shell is None:
                 return None
             why = f"fetch.browser: auto; static capture is a script shell ({shell})"
-        return RenderJob(att.url, cited, key, att.exchange, att.written, why)
+        return RenderJob(url, cited, key, exchange, written, why + earlier)
 
     def render_all(self) -> None:
-        """Load the queued pages in one headless Chromium (:mod:`.browser`), one at a time."""
+        """Load the queued pages in one headless Chromium (:mod:`.browser`), up to
+        :data:`RENDER_PAGES` (at most ``concurrency``) at a time."""
         if not self.render_jobs:
             return
         jobs = sorted(self.render_jobs, key=lambda j: (j.cited, j.url))
@@ -315,19 +336,21 @@ class _Crawler:
                              "is not an executable file" if self.s.browser_executable
                              else INSTALL_HINT)
             return
+
+        def failed(j: RenderJob, exc: Exception) -> None:
+            # a bug must not lose the crawl: log it, go on
+            self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
+                         key=j.key, purpose="render", hop=0, attempt=0, where=None,
+                         record_type=None, outcome="render_failed",
+                         detail=f"{type(exc).__name__}: {exc}"[:300])
+
+        renderer = Renderer(self, exe, pages=min(RENDER_PAGES, self.s.concurrency))
         try:
-            with Renderer(self, exe) as renderer:
-                for j in jobs:
-                    try:
-                        renderer.render(j)
-                    except Exception as exc:  # a bug must not lose the crawl: log it, go on
-                        self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0),
-                                     cited_url=j.cited, key=j.key, purpose="render", hop=0,
-                                     attempt=0, where=None, record_type=None,
-                                     outcome="render_failed",
-                                     detail=f"{type(exc).__name__}: {exc}"[:300])
+            renderer.render_all(jobs, failed)
         except Exception as exc:  # Chromium would not start
             for j in jobs:
+                if id(j) in renderer.started:
+                    continue  # its render began: it has its own row
                 self._record(Attempt(j.url, "", dt.datetime.now(dt.UTC), 0), cited_url=j.cited,
                              key=j.key, purpose="render", hop=0, attempt=0, where=None,
                              record_type=None, outcome="browser_unavailable",
@@ -396,6 +419,93 @@ class _Crawler:
         return (digest, prev[1], prev[2]) if digest.upper() == prev[0].upper() else None
 
 
+RENDER_RETRY_OUTCOMES = ("render_incomplete", "render_failed")
+"""A render that ended so is not tried again on the same capture by a later crawl (its page
+would fail the same way and fetch its sub-requests again each night); ``browser_unavailable``
+is: the browser may be there now."""
+
+
+def stored_exchange(raw: Path, file: str, offset: int) -> tuple[HttpExchange, Written] | None:
+    """The response record at ``file`` (relative to raw) ``offset`` as the exchange it was
+    written from (status, headers, body as received: content coding kept) and where it lies;
+    None when the record is not a readable HTTP response."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    path = storage.path(raw) / file
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            rec = next(iter(ArchiveIterator(fh)), None)
+            if rec is None or rec.rec_type != "response" or rec.http_headers is None:
+                return None
+            body = rec.raw_stream.read()
+            h = rec.rec_headers
+            fetched_at = dt.datetime.fromisoformat(h.get_header("WARC-Date"))
+            http = rec.http_headers
+            ex = HttpExchange(url=h.get_header("WARC-Target-URI"), request_line="",
+                              request_headers=[], status_line=http.statusline,
+                              response_headers=list(http.headers), protocol=http.protocol,
+                              body=body, ip_address=h.get_header("WARC-IP-Address"),
+                              fetched_at=fetched_at)
+            return ex, Written(file, offset, 0, h.get_header("WARC-Record-ID"))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def render_backlog(crawler: _Crawler, skipped: list[dict], known: pa.Table, raw: Path,
+                   observation_date: str) -> list[RenderJob]:
+    """Browser jobs for pages this crawl skips (a recent capture exists) whose final capture,
+    taken statically by an earlier crawl of the date before ``fetch.browser`` was on, has no
+    rendered DOM yet (``sql/archive/select_render_backlog.sql``): the skipped URL's redirect
+    hops are followed through the newest captures to the final one; a 2xx ``response`` of
+    ours is rendered when the mode asks for it (``auto``: its text is a shell; ``always``: any
+    HTML page). Nothing is fetched again but the sub-requests the browser makes (each through
+    the crawl's scope, robots and per-host delay), nothing is overwritten: the rendered DOM is
+    a new record. A capture whose render failed or was incomplete before
+    (:data:`RENDER_RETRY_OUTCOMES`) is not tried again; supplied WARCs and revisits are not
+    rendered (their sub-resources are not ours to fetch now, or the body is elsewhere)."""
+    if crawler.s.browser == "never" or not skipped or known.num_rows == 0:
+        return []
+    con = duck.connect()
+    con.register("known", known)
+    newest = {r["urlkey"]: r for r in duck.query(con, "archive/select_render_backlog", {
+        "fetched_re": FETCHED_RE,
+        "prefix": RENDERED_URN}).to_pylist()}
+    from citeaudit.archive.capture.fetch_log import read_logs
+
+    failed = {(r["url"], r["requested_at"]) for r in read_logs(raw, observation_date).to_pylist()
+              if r["purpose"] == "render" and r["outcome"] in RENDER_RETRY_OUTCOMES}
+    jobs: list[RenderJob] = []
+    for row in skipped:
+        cap = newest.get(row["canonical_key"])
+        for _ in range(crawler.s.max_redirects):
+            if cap is None or not (cap["http_status"] and 300 <= cap["http_status"] < 400
+                                   and cap["redirect_location"]):
+                break
+            try:
+                nxt = urljoin(cap["target_uri"], cap["redirect_location"].strip())
+            except ValueError:
+                cap = None
+                break
+            cap = newest.get(canonical_url(nxt, ())[1] or "")
+        if cap is None or cap["rendered"] or cap["record_type"] != "response" \
+                or not (cap["http_status"] and 200 <= cap["http_status"] < 300):
+            continue
+        if any(u == cap["target_uri"] and at is not None and at >= cap["capture_time"]
+               for u, at in failed):
+            continue
+        stored = stored_exchange(raw, cap["file"], cap["offset"])
+        if stored is None:
+            continue
+        job = crawler.job_for(cap["target_uri"], *stored, row["canonical_url"],
+                              row["canonical_key"],
+                              f"; captured statically by an earlier crawl at "
+                              f"{cap['warc_date_raw']}")
+        if job is not None:
+            jobs.append(job)
+    return jobs
+
+
 def _normal_digest(d: str | None) -> str | None:
     if not d:
         return None
@@ -405,11 +515,13 @@ def _normal_digest(d: str | None) -> str | None:
 def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_date: str, *,
           now: dt.datetime | None = None, sleep: Callable[[float], None] | None = None,
           progress: Callable[[int, int], None] | None = None,
-          journal_dir: Path | None = None) -> CrawlResult:
+          journal_dir: Path | None = None, known: pa.Table | None = None) -> CrawlResult:
     """Fetch the planned pages (see the module docstring); never raises for a bad page.
     ``journal_dir``: where the rows are also journaled as they happen (a killed crawl's log
     survives, :mod:`citeaudit.archive.capture.resume`); the caller removes the journal once the
-    log is written (``result.journal``)."""
+    log is written (``result.journal``). ``known``: the capture index the plan was made from;
+    with ``fetch.browser`` on, the skipped pages' static captures that still want a browser
+    are rendered too (:func:`render_backlog`)."""
     import time
 
     now = now or dt.datetime.now(dt.UTC)
@@ -470,6 +582,10 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
         with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
             for f in [pool.submit(run_host, todo[h]) for h in sorted(todo)]:
                 f.result()
+        if known is not None:
+            skipped = [r for r in rows if r["purpose"] == "skip"]
+            crawler.render_jobs += render_backlog(crawler, skipped, known, raw,
+                                                  observation_date)
         crawler.render_all()
     finally:
         crawler.pool.close()
@@ -512,10 +628,12 @@ def archive_date(raw: Path, observation_date: str, citations: pa.Table, answers:
         # a killed crawl of this date: its complete records and its log are kept, so the plan
         # below does not fetch those pages again
         recover(raw, observation_date)
-        todo = plan(cited, known_captures(raw, observation_date), settings, now)
+        known = known_captures(raw, observation_date)
+        todo = plan(cited, known, settings, now)
         result = crawl(todo, settings, raw, observation_date, now=now, sleep=sleep,
                        progress=progress,
-                       journal_dir=storage.path(raw) / LOG_FOLDER / observation_date)
+                       journal_dir=storage.path(raw) / LOG_FOLDER / observation_date,
+                       known=known)
         journal = result.journal
     else:
         result = CrawlResult(FETCH_LOG_SCHEMA.empty_table(), [])

@@ -118,6 +118,13 @@ def _cli_archive(args: Any) -> int:
         counts = Counter(out.log.column("outcome").to_pylist())
         listed = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to do"
         print(f"archive {date}: {listed}; {len(out.files)} WARC file(s)", file=err)
+        if counts.get("browser_unavailable"):
+            # fetch.browser is on but there is no browser: said once, the crawl went on
+            why = next(d for o, d in zip(out.log.column("outcome").to_pylist(),
+                                         out.log.column("detail").to_pylist(), strict=True)
+                       if o == "browser_unavailable")
+            print(f"archive {date}: {counts['browser_unavailable']} page(s) not rendered, "
+                  f"their static captures stand: {why}", file=err)
         for f in out.files:
             print(f.relative_to(raw).as_posix())
     return 0
