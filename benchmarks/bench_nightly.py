@@ -134,8 +134,9 @@ def _attribute(intervals, samples) -> dict[str, dict[str, float]]:
     return dict(steps)
 
 
-def run_night(answers: int, seed: int) -> dict:
-    """Generate (or reuse) one day of ``answers`` answers and time a cold ``citeaudit run``."""
+def run_night(answers: int, seed: int, executor: str | None = None, keep: str = "cold") -> dict:
+    """Generate (or reuse) one day of ``answers`` answers and time a cold ``citeaudit run``
+    (``--executor`` when given; the outputs in ``<cache>/<keep>/derived``)."""
     from citeaudit import demo_corpus
 
     cache = HERE / ".cache" / f"nightly-{answers}-s{seed}"
@@ -146,7 +147,7 @@ def run_night(answers: int, seed: int) -> dict:
         demo_corpus.generate(raw, seed=seed, answers=answers, days=1)
         print(f"{answers:,} answers generated in {time.perf_counter() - t0:.1f} s: {raw}",
               flush=True)
-    work = cache / "cold"
+    work = cache / keep
     shutil.rmtree(work, ignore_errors=True)
     derived, home = work / "derived", work / "home"
     home.mkdir(parents=True)
@@ -155,6 +156,8 @@ def run_night(answers: int, seed: int) -> dict:
     env["DAGSTER_HOME"] = str(home)
     exe = Path(sys.executable).parent / "citeaudit"
     cmd = [str(exe), "run", "--raw", str(raw), "--derived", str(derived), "--quiet"]
+    if executor:
+        cmd += ["--executor", executor]
     t0 = time.perf_counter()
     # started from a fresh small launcher: the run's peak RSS is its own, not this process's
     launched = peak_rss.Launched(cmd, env=env, cwd=ROOT)
@@ -165,12 +168,14 @@ def run_night(answers: int, seed: int) -> dict:
     if done.returncode != 0:
         raise SystemExit(f"citeaudit run failed ({done.returncode}) for {answers} answers")
     steps = _attribute(_step_intervals(home), sampler.samples)
-    return {"answers": answers, "wall_s": wall, "cpu_s": done.cpu_s,
+    return {"answers": answers, "executor": executor or "default", "derived": str(derived),
+            "wall_s": wall, "cpu_s": done.cpu_s,
             "peak_rss_mb": done.peak_mb, "steps": steps}
 
 
 def _print(night: dict) -> None:
-    print(f"\n{night['answers']:,} answers, cold `citeaudit run`")
+    print(f"\n{night['answers']:,} answers, cold `citeaudit run` (executor "
+          f"{night['executor']})")
     print("| step | wall s | CPU s | peak RSS MB |")
     print("|---|---:|---:|---:|")
     for key, s in sorted(night["steps"].items(), key=lambda kv: -kv[1]["wall_s"]):
@@ -185,13 +190,17 @@ def main() -> int:
                         help="comma-separated day sizes (default: 25000,50000,100000)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
+    parser.add_argument("--executor", help="citeaudit run --executor (default: its default)")
+    parser.add_argument("--keep", default="cold",
+                        help="folder under the size's cache for this run's derived outputs and "
+                        "instance (default: cold; two names keep two runs to compare)")
     args = parser.parse_args()
     sizes = sorted({int(x) for x in args.answers.split(",") if x.strip()})
     if not sizes or min(sizes) < 1:
         parser.error("--answers: one or more positive sizes, e.g. 25000,50000,100000")
     nights = []
     for n in sizes:
-        night = run_night(n, args.seed)
+        night = run_night(n, args.seed, args.executor, args.keep)
         _print(night)
         nights.append(night)
     if len(nights) > 1:

@@ -1,0 +1,92 @@
+"""Waiting overlaps work: a judged run's registry lookups beside its CPU steps.
+
+``check_metadata`` spends most of a large night waiting on the registries' documented polite
+rates (Crossref 10 single records and 3 lists or searches per second) and needs only the day's
+``citations``; the steps that read the captures (``citation_captures``, ``payload_texts``,
+``support_evidence``, ``passage_checks``, ...) need none of it. In process, Dagster executes one
+step after the other, so the wait and the CPU work add up. Dagster's multiprocess executor with
+two steps at a time runs them side by side: ``check_metadata`` carries the highest step priority
+(``dagster/priority``), so it starts first and holds one slot while the other steps take turns
+in the second. Each step is its own process that ends with the step: no thread outlives a step,
+events and outputs are Dagster's as in process, and every output's bytes are the same (each
+step reads only its inputs on disk and the codebook).
+
+A step process costs its interpreter and the code location's import (≈ 1-3 s on the project's
+2-core machine), so small runs stay in process. ``auto`` (the default of ``citeaudit run``)
+chooses per judged run: the multiprocess executor when the date has at least
+``MIN_CITATIONS_ENV`` (default 5,000) citations **and** no ``scholarly_records`` of that date
+is on disk yet (its first codebook: the lookups are to be made; a second codebook's lookups
+come from the cache and have nothing to wait on); in process otherwise. Daily runs, the catalog
+and the raw-folder check always run in process.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+import pyarrow.parquet as pq
+
+from citeaudit import storage
+from citeaudit.scholarly import cache
+
+MAX_CONCURRENT = 2
+# Step priority of the registry step: higher runs first among the steps ready at once.
+REGISTRY_PRIORITY = "10"
+MIN_CITATIONS_ENV = "CITEAUDIT_OVERLAP_MIN_CITATIONS"
+DEFAULT_MIN_CITATIONS = 5000
+LOCATION = "pipelines.overlap_location"
+
+
+def multiprocess_executor_def() -> dg.ExecutorDefinition:
+    """Dagster's multiprocess executor, two steps at a time (the machine's two cores: one step
+    waiting on the registries, one computing)."""
+    return dg.multiprocess_executor.configured(
+        {"max_concurrent": MAX_CONCURRENT}, name="multiprocess"
+    )
+
+
+def min_citations() -> int:
+    """The citations of a date from which ``auto`` overlaps its registry wait."""
+    text = os.environ.get(MIN_CITATIONS_ENV, "").strip()
+    if not text:
+        return DEFAULT_MIN_CITATIONS
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise ValueError(f"{MIN_CITATIONS_ENV}={text!r}: not a whole number") from exc
+    if value < 0:
+        raise ValueError(f"{MIN_CITATIONS_ENV}={text!r}: must be 0 or more")
+    return value
+
+
+def citation_count(derived: Path, date: str) -> int:
+    """Rows of the date's ``citations`` partition (from the parquet footers; 0 when absent)."""
+    folder = storage.path(derived) / "citations" / f"observation_date={date}"
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(folder.glob("*.parquet")))
+
+
+def lookups_cached(derived: Path, date: str) -> bool:
+    """Whether a codebook's ``scholarly_records`` of the date is on disk, written after the
+    last forced refresh (``citeaudit run --refresh-registries``): the date's lookups are made."""
+    folder = storage.path(derived) / "scholarly_records" / f"observation_date={date}"
+    refreshed = cache.refreshed_at(derived)
+    return any(refreshed is None or f.stat().st_mtime >= refreshed.timestamp()
+               for f in folder.glob("codebook=*/*.parquet"))
+
+
+def overlaps(derived: Path, date: str) -> bool:
+    """Whether ``auto`` runs this date's judged run with the multiprocess executor (see the
+    module docstring). A derived folder on object storage stays in process."""
+    if storage.is_remote(derived) or lookups_cached(derived, date):
+        return False
+    return citation_count(derived, date) >= min_citations()
+
+
+def recon_job(name: str):  # -> ReconstructableJob
+    """A job of the multiprocess code location, by a pointer each step process loads."""
+    from dagster._core.definitions.reconstruct import ReconstructableRepository
+
+    repo = ReconstructableRepository.for_module(LOCATION, "defs", working_directory=os.getcwd())
+    return repo.get_reconstructable_job(name)
