@@ -184,6 +184,35 @@ def _print(night: dict) -> None:
           f"{night['peak_rss_mb']:.0f} |", flush=True)
 
 
+# Columns that hold the wall clock of the run that wrote them: two cold runs differ there only.
+WALL_CLOCK = {"scholarly_records": ("fetched_at",)}
+
+
+def compare_trees(a: Path, b: Path) -> list[str]:
+    """Every parquet file of two derived trees compared: the relative paths whose bytes differ
+    (after dropping the ``WALL_CLOCK`` columns, compared as tables), or present in one only."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    def files(root: Path) -> dict[str, Path]:
+        return {f.relative_to(root).as_posix(): f for f in root.rglob("*.parquet")}
+
+    left, right = files(a), files(b)
+    differ = sorted(left.keys() ^ right.keys())
+    for rel in sorted(left.keys() & right.keys()):
+        x, y = left[rel].read_bytes(), right[rel].read_bytes()
+        if hashlib.sha256(x).digest() == hashlib.sha256(y).digest():
+            continue
+        drop = WALL_CLOCK.get(rel.split("/", 1)[0])
+        if drop:
+            tx, ty = pq.read_table(left[rel]), pq.read_table(right[rel])
+            if tx.drop_columns(list(drop)).equals(ty.drop_columns(list(drop))):
+                continue
+        differ.append(rel)
+    return differ
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", default="25000,50000,100000",
@@ -194,7 +223,18 @@ def main() -> int:
     parser.add_argument("--keep", default="cold",
                         help="folder under the size's cache for this run's derived outputs and "
                         "instance (default: cold; two names keep two runs to compare)")
+    parser.add_argument("--compare", nargs=2, metavar=("KEEP_A", "KEEP_B"),
+                        help="compare every parquet file of two kept runs of --answers (no run)")
     args = parser.parse_args()
+    if args.compare:
+        n = int(args.answers.split(",")[0])
+        cache = HERE / ".cache" / f"nightly-{n}-s{args.seed}"
+        a, b = (cache / k / "derived" for k in args.compare)
+        differ = compare_trees(a, b)
+        total = len(list(a.rglob("*.parquet")))
+        print(f"{total} parquet files in {a}; {len(differ)} differ in {b}"
+              + "".join(f"\n  {d}" for d in differ))
+        return 1 if differ else 0
     sizes = sorted({int(x) for x in args.answers.split(",") if x.strip()})
     if not sizes or min(sizes) < 1:
         parser.error("--answers: one or more positive sizes, e.g. 25000,50000,100000")

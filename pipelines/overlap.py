@@ -43,7 +43,11 @@ def multiprocess_executor_def() -> dg.ExecutorDefinition:
     """Dagster's multiprocess executor, two steps at a time (the machine's two cores: one step
     waiting on the registries, one computing)."""
     return dg.multiprocess_executor.configured(
-        {"max_concurrent": MAX_CONCURRENT}, name="multiprocess"
+        {"max_concurrent": MAX_CONCURRENT,
+         # one server process imports Dagster and the code location once and forks each step
+         # process from it: a spawned step process would import them anew (seconds a step)
+         "start_method": {"forkserver": {"preload_modules": [LOCATION]}}},
+        name="multiprocess",
     )
 
 
