@@ -88,6 +88,20 @@ def overlaps(derived: Path, date: str) -> bool:
     return citation_count(derived, date) >= min_citations()
 
 
+REGISTRY_ASSETS = ("scholarly_records", "metadata_checks")
+
+
+def split(job: dg.JobDefinition) -> tuple[list[dg.AssetKey], list[dg.AssetKey], list[dg.AssetKey]]:
+    """The judged job's assets in three: the registry step's, the ones that do not depend on
+    them (run beside it), and the ones downstream of them (run after it)."""
+    graph = job.asset_layer.asset_graph
+    registry = dg.AssetSelection.assets(*REGISTRY_ASSETS)
+    everything = set(dg.AssetSelection.all().resolve(graph))
+    after = set(registry.downstream().resolve(graph)) - set(registry.resolve(graph))
+    mine = set(registry.resolve(graph))
+    return (sorted(mine), sorted(everything - mine - after), sorted(after & everything))
+
+
 def recon_job(name: str):  # -> ReconstructableJob
     """A job of the multiprocess code location, by a pointer each step process loads."""
     from dagster._core.definitions.reconstruct import ReconstructableRepository

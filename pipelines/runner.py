@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -193,10 +194,51 @@ def _launcher(executor: str, paths: PathsResource, run_config: dict, derived: Pa
              tags: dict[str, str]):
         if step.job == judged_audit.name and overlap.overlaps(
                 derived, judged_partition(step.partition_key)["observation_date"]):
-            return side_by_side(job, step, instance, config, tags)
+            return _registry_beside(job, step, instance, config, tags, paths)
         return _in_process(job, step, instance, config, tags)
 
     return auto
+
+
+class _Runs(NamedTuple):
+    """The outcome of a partition computed as several runs: successful when every run was."""
+
+    success: bool
+
+
+def _registry_beside(
+    job: dg.JobDefinition, step: Step, instance: dg.DagsterInstance, run_config: dict,
+    tags: dict[str, str], paths: PathsResource,
+) -> _Runs:
+    """One judged partition as three runs of the job (``pipelines.overlap``): the registry step
+    in a step process of its own (multiprocess location) while the steps that do not read its
+    output run in this process; then the steps that do, in this process. The orchestrating
+    thread of the registry run is joined before this returns."""
+    registry, beside, after = overlap.split(job)
+    registry_ok: list[bool] = []
+
+    def registry_run() -> None:
+        config = {**run_config, "resources": {"paths": {"config": {
+            "raw_dir": paths.raw_dir, "derived_dir": paths.derived_dir}}}}
+        all_tags = {**job.get_tags_for_partition_key(step.partition_key, None), **tags}
+        with dg.execute_job(overlap.recon_job(step.job), instance, run_config=config,
+                            tags=all_tags, asset_selection=registry) as result:
+            registry_ok.append(result.success)
+
+    thread = threading.Thread(target=registry_run, name="citeaudit-registry-run")
+    thread.start()
+    try:
+        first = job.execute_in_process(
+            partition_key=step.partition_key, instance=instance, raise_on_error=False,
+            run_config=run_config, tags=tags, asset_selection=beside)
+    finally:
+        thread.join()
+    if not (first.success and registry_ok == [True]):
+        return _Runs(False)
+    last = job.execute_in_process(
+        partition_key=step.partition_key, instance=instance, raise_on_error=False,
+        run_config=run_config, tags=tags, asset_selection=after)
+    return _Runs(last.success)
 
 
 def _multiprocess_launcher(paths: PathsResource, base_config: dict) -> Callable:
