@@ -4,20 +4,25 @@
 rates (Crossref 10 single records and 3 lists or searches per second) and needs only the day's
 ``citations``; the steps that read the captures (``citation_captures``, ``payload_texts``,
 ``support_evidence``, ``passage_checks``, ...) need none of it. In process, Dagster executes one
-step after the other, so the wait and the CPU work add up. Dagster's multiprocess executor with
-two steps at a time runs them side by side: ``check_metadata`` carries the highest step priority
-(``dagster/priority``), so it starts first and holds one slot while the other steps take turns
-in the second. Each step is its own process that ends with the step: no thread outlives a step,
-events and outputs are Dagster's as in process, and every output's bytes are the same (each
-step reads only its inputs on disk and the codebook).
+step after the other, so the wait and the CPU work add up.
 
-A step process costs its interpreter and the code location's import (≈ 1-3 s on the project's
-2-core machine), so small runs stay in process. ``auto`` (the default of ``citeaudit run``)
-chooses per judged run: the multiprocess executor when the date has at least
-``MIN_CITATIONS_ENV`` (default 5,000) citations **and** no ``scholarly_records`` of that date
-is on disk yet (its first codebook: the lookups are to be made; a second codebook's lookups
-come from the cache and have nothing to wait on); in process otherwise. Daily runs, the catalog
-and the raw-folder check always run in process.
+``auto`` (the default of ``citeaudit run``) computes such a judged partition as three Dagster
+runs of the judged job (:func:`split`, ``pipelines.runner``): the registry step's assets in a
+step process of the multiprocess location (below), while the assets that do not depend on them
+run in the ``citeaudit`` process; when both have succeeded, the assets downstream of
+``metadata_checks`` (metrics, comparisons, alerts, report) run in process. Only the registry
+step pays for a process; the thread that orchestrates its run is joined before the partition
+is done. Each asset is materialized once, by Dagster, from its inputs on disk, so every output
+has the same bytes as in one in-process run. ``auto`` does so for a judged run when the date has
+at least ``MIN_CITATIONS_ENV`` (default 5,000) citations **and** no ``scholarly_records`` of
+that date is on disk yet (its first codebook: the lookups are to be made; a second codebook's
+lookups come from the cache and have nothing to wait on); every other run stays in one
+in-process run.
+
+``--executor multiprocess`` runs every daily and judged run with Dagster's multiprocess
+executor, two steps at a time, ``check_metadata`` first (``dagster/priority``), step processes
+forked from a forkserver that preloaded the code location; each step pays ≈ 1-3 s for its
+process (fork, instance, resources, events), so it is not the default.
 """
 
 from __future__ import annotations

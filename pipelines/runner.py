@@ -5,8 +5,8 @@ then one run of ``judged_audit`` per answer date and codebook version executes e
 date × codebook asset (``citeaudit backfill``: only those, for one version), in this
 process (the multiprocess executor costs seconds per step here) except the judged run of a
 large date whose registry lookups are still to be made (``pipelines.overlap``: its registry
-wait runs beside its CPU steps), recorded in the Dagster instance under DAGSTER_HOME so
-``dagster dev`` shows the runs; then ``rebuild_catalog`` runs.
+step runs in a process of its own beside the CPU steps), recorded in the Dagster instance
+under DAGSTER_HOME so ``dagster dev`` shows the runs; then ``rebuild_catalog`` runs.
 """
 
 from __future__ import annotations
@@ -114,10 +114,12 @@ def execute_steps(
 
     ``executor="in_process"`` executes every step in this process. ``"multiprocess"`` executes
     the daily and judged runs' steps in step processes, two at a time, the registry step first
-    (``pipelines.overlap``); ``"auto"`` does so for a judged run whose registry lookups are to
-    be made on a large date, and runs everything else in process. ``"celery"`` orchestrates
-    here and sends each step of the daily and judged runs to the Celery workers; it needs a
-    shared instance (Postgres), the broker and at least one worker, and raises
+    (``pipelines.overlap``); ``"auto"`` runs everything in process but the judged partition of
+    a large date whose registry lookups are to be made: the registry step in a step process
+    beside the steps that do not need it, then the rest (three runs of the partition).
+    ``"celery"`` orchestrates here and sends each step of the daily and judged runs to the
+    Celery workers; it needs a shared instance (Postgres), the broker and at least one worker,
+    and raises
     ``DistributedError`` naming the one that is missing before any run starts.
 
     Judged runs carry the SHA-256 of their codebook file as a tag, so ``citeaudit status`` can

@@ -69,41 +69,51 @@ def test_the_registry_step_goes_first_two_at_a_time():
     assert set(others) == {None}
 
 
-def test_step_processes_write_the_in_process_bytes(small_run, tmp_path, monkeypatch):
-    """A judged run's registry step and a CPU step beside it, each in its own step process
-    (the multiprocess location, as ``auto`` runs a large night), over a copy of the shared
-    small run with their outputs removed: every file comes back byte for byte."""
+def test_the_judged_job_splits_around_the_registry_step():
+    from pipelines.definitions import defs
+
+    registry, beside, after = overlap.split(defs.resolve_job_def("judged_audit"))
+    names = [[k.to_user_string() for k in part] for part in (registry, beside, after)]
+    assert names[0] == ["metadata_checks", "scholarly_records"]
+    assert {"payload_texts", "support_evidence", "passage_checks"} <= set(names[1])
+    assert names[2] == ["alerts", "comparison_units", "comparisons", "metrics", "report"]
+
+
+def test_registry_beside_writes_the_in_process_bytes(small_run, tmp_path, monkeypatch):
+    """One judged partition as ``auto`` runs a large night's (the registry step in a step
+    process beside an in-process run, then the steps after it), over a copy of the shared small
+    run with every output of that partition removed: each file comes back byte for byte, and
+    the instance holds the three successful runs."""
+    from pipelines import runner
+    from pipelines.definitions import build_defs
     from pipelines.jobs import judged_audit
     from pipelines.partitions import judged_key
+    from pipelines.resources import PathsResource
 
     run = small_run.copy(tmp_path)
     date = sorted(p.name.split("=", 1)[1]
                   for p in (run.derived / "metadata_checks").glob("observation_date=*"))[0]
-    version = sorted(p.name.split("=", 1)[1] for p in
-                     (run.derived / "metadata_checks" / f"observation_date={date}").iterdir())[0]
-    assets = ("scholarly_records", "metadata_checks", "citation_captures")
+    version = "v1"
     before = {}
-    for asset in assets:
-        folder = run.derived / asset / f"observation_date={date}" / f"codebook={version}"
+    for folder in run.derived.glob(f"*/observation_date={date}/codebook={version}"):
         before |= {f.relative_to(run.derived): f.read_bytes() for f in folder.rglob("*")
                    if f.is_file()}
         shutil.rmtree(folder)
+    assert len({k.parts[0] for k in before}) >= 20
     monkeypatch.setenv("DAGSTER_HOME", str(run.home))
     monkeypatch.chdir(os.path.dirname(os.path.dirname(overlap.__file__)))
+    paths = PathsResource(raw_dir=str(run.raw), derived_dir=str(run.derived))
+    job = build_defs(paths).resolve_job_def(judged_audit.name)
+    step = runner.Step("t", judged_audit.name, judged_key(date, version))
+    config = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
     with dg.DagsterInstance.get() as instance:
-        job = overlap.recon_job(judged_audit.name)
-        key = judged_key(date, version)
-        tags = {"dagster/partition/date": date, "dagster/partition/codebook": version,
-                "dagster/partition": str(key)}
-        config = {"resources": {"paths": {"config": {"raw_dir": str(run.raw),
-                                                     "derived_dir": str(run.derived)}}}}
-        with dg.execute_job(job, instance, run_config=config, tags=tags,
-                            asset_selection=[dg.AssetKey(a) for a in assets]) as result:
-            assert result.success
-            steps = {e.step_key for e in result.all_events if e.is_step_success}
-    assert steps == {"check_metadata", "citation_captures"}
-    after = {f.relative_to(run.derived): f.read_bytes()
-             for asset in assets for f in (run.derived / asset / f"observation_date={date}"
-                                           / f"codebook={version}").rglob("*") if f.is_file()}
+        known = {r.dagster_run.run_id for r in instance.get_run_records()}
+        assert runner._registry_beside(job, step, instance, config, {}, paths).success
+        new = [r for r in instance.get_run_records() if r.dagster_run.run_id not in known]
+    assert sorted(r.dagster_run.status.value for r in new) == ["SUCCESS"] * 3
+    after = {}
+    for folder in run.derived.glob(f"*/observation_date={date}/codebook={version}"):
+        after |= {f.relative_to(run.derived): f.read_bytes() for f in folder.rglob("*")
+                  if f.is_file()}
     assert after.keys() == before.keys()
     assert [k for k in before if after[k] != before[k]] == []
