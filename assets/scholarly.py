@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from assets._metadata import remember_key, reuse_key, reuse_other_codebook, write_table
 from citeaudit import codebook, parquet_io
 from citeaudit.scholarly import cache, check, compare, endpoints
+from pipelines.overlap import REGISTRY_PRIORITY
 from pipelines.partitions import date_codebook, judged_partition
 from pipelines.resources import CrossrefResource, OpenAlexResource, PathsResource
 
@@ -40,6 +41,9 @@ from pipelines.resources import CrossrefResource, OpenAlexResource, PathsResourc
     ],
     partitions_def=date_codebook,
     pool="scholarly_registries",  # Crossref and OpenAlex: bounded across workers (deploy/)
+    # First among the steps ready at once: with two steps at a time (pipelines.overlap) the
+    # registry wait holds one slot while the CPU steps take the other.
+    op_tags={"dagster/priority": REGISTRY_PRIORITY},
 )
 def check_metadata(
     context: dg.AssetExecutionContext,

@@ -134,8 +134,9 @@ def _attribute(intervals, samples) -> dict[str, dict[str, float]]:
     return dict(steps)
 
 
-def run_night(answers: int, seed: int) -> dict:
-    """Generate (or reuse) one day of ``answers`` answers and time a cold ``citeaudit run``."""
+def run_night(answers: int, seed: int, executor: str | None = None, keep: str = "cold") -> dict:
+    """Generate (or reuse) one day of ``answers`` answers and time a cold ``citeaudit run``
+    (``--executor`` when given; the outputs in ``<cache>/<keep>/derived``)."""
     from citeaudit import demo_corpus
 
     cache = HERE / ".cache" / f"nightly-{answers}-s{seed}"
@@ -146,7 +147,7 @@ def run_night(answers: int, seed: int) -> dict:
         demo_corpus.generate(raw, seed=seed, answers=answers, days=1)
         print(f"{answers:,} answers generated in {time.perf_counter() - t0:.1f} s: {raw}",
               flush=True)
-    work = cache / "cold"
+    work = cache / keep
     shutil.rmtree(work, ignore_errors=True)
     derived, home = work / "derived", work / "home"
     home.mkdir(parents=True)
@@ -155,6 +156,8 @@ def run_night(answers: int, seed: int) -> dict:
     env["DAGSTER_HOME"] = str(home)
     exe = Path(sys.executable).parent / "citeaudit"
     cmd = [str(exe), "run", "--raw", str(raw), "--derived", str(derived), "--quiet"]
+    if executor:
+        cmd += ["--executor", executor]
     t0 = time.perf_counter()
     # started from a fresh small launcher: the run's peak RSS is its own, not this process's
     launched = peak_rss.Launched(cmd, env=env, cwd=ROOT)
@@ -165,12 +168,14 @@ def run_night(answers: int, seed: int) -> dict:
     if done.returncode != 0:
         raise SystemExit(f"citeaudit run failed ({done.returncode}) for {answers} answers")
     steps = _attribute(_step_intervals(home), sampler.samples)
-    return {"answers": answers, "wall_s": wall, "cpu_s": done.cpu_s,
+    return {"answers": answers, "executor": executor or "default", "derived": str(derived),
+            "wall_s": wall, "cpu_s": done.cpu_s,
             "peak_rss_mb": done.peak_mb, "steps": steps}
 
 
 def _print(night: dict) -> None:
-    print(f"\n{night['answers']:,} answers, cold `citeaudit run`")
+    print(f"\n{night['answers']:,} answers, cold `citeaudit run` (executor "
+          f"{night['executor']})")
     print("| step | wall s | CPU s | peak RSS MB |")
     print("|---|---:|---:|---:|")
     for key, s in sorted(night["steps"].items(), key=lambda kv: -kv[1]["wall_s"]):
@@ -179,19 +184,63 @@ def _print(night: dict) -> None:
           f"{night['peak_rss_mb']:.0f} |", flush=True)
 
 
+# Columns that hold the wall clock of the run that wrote them: two cold runs differ there only.
+WALL_CLOCK = {"scholarly_records": ("fetched_at",)}
+
+
+def compare_trees(a: Path, b: Path) -> list[str]:
+    """Every parquet file of two derived trees compared: the relative paths whose bytes differ
+    (after dropping the ``WALL_CLOCK`` columns, compared as tables), or present in one only."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    def files(root: Path) -> dict[str, Path]:
+        return {f.relative_to(root).as_posix(): f for f in root.rglob("*.parquet")}
+
+    left, right = files(a), files(b)
+    differ = sorted(left.keys() ^ right.keys())
+    for rel in sorted(left.keys() & right.keys()):
+        x, y = left[rel].read_bytes(), right[rel].read_bytes()
+        if hashlib.sha256(x).digest() == hashlib.sha256(y).digest():
+            continue
+        drop = WALL_CLOCK.get(rel.split("/", 1)[0])
+        if drop:
+            tx, ty = pq.read_table(left[rel]), pq.read_table(right[rel])
+            if tx.drop_columns(list(drop)).equals(ty.drop_columns(list(drop))):
+                continue
+        differ.append(rel)
+    return differ
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", default="25000,50000,100000",
                         help="comma-separated day sizes (default: 25000,50000,100000)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
+    parser.add_argument("--executor", help="citeaudit run --executor (default: its default)")
+    parser.add_argument("--keep", default="cold",
+                        help="folder under the size's cache for this run's derived outputs and "
+                        "instance (default: cold; two names keep two runs to compare)")
+    parser.add_argument("--compare", nargs=2, metavar=("KEEP_A", "KEEP_B"),
+                        help="compare every parquet file of two kept runs of --answers (no run)")
     args = parser.parse_args()
+    if args.compare:
+        n = int(args.answers.split(",")[0])
+        cache = HERE / ".cache" / f"nightly-{n}-s{args.seed}"
+        a, b = (cache / k / "derived" for k in args.compare)
+        differ = compare_trees(a, b)
+        total = len(list(a.rglob("*.parquet")))
+        print(f"{total} parquet files in {a}; {len(differ)} differ in {b}"
+              + "".join(f"\n  {d}" for d in differ))
+        return 1 if differ else 0
     sizes = sorted({int(x) for x in args.answers.split(",") if x.strip()})
     if not sizes or min(sizes) < 1:
         parser.error("--answers: one or more positive sizes, e.g. 25000,50000,100000")
     nights = []
     for n in sizes:
-        night = run_night(n, args.seed)
+        night = run_night(n, args.seed, args.executor, args.keep)
         _print(night)
         nights.append(night)
     if len(nights) > 1:

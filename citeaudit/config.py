@@ -78,6 +78,7 @@ class FetchSettings:
     browser_executable: str | None = None
     browser_timeout_seconds: float = 60.0
     browser_max_requests: int = 200
+    robots_max_age_hours: float = 24.0
 
     def with_via(self, via: str | None) -> FetchSettings:
         """The same settings with every request sent to ``via`` (None keeps the file's)."""
@@ -103,8 +104,11 @@ _FETCH_KINDS: dict[str, tuple[str, float | None]] = {
     "allow_private_networks": ("bool", None), "allowed_ports": ("ports", None),
     "soft_404_probe": ("bool", None), "browser": ("str", None),
     "browser_executable": ("str?", None), "browser_timeout_seconds": ("float", 1.0),
-    "browser_max_requests": ("int", 1),
+    "browser_max_requests": ("int", 1), "robots_max_age_hours": ("float", 0.0),
 }
+
+ROBOTS_MAX_AGE_LIMIT_HOURS = 24.0
+"""The longest ``fetch.robots_max_age_hours`` accepted (RFC 9309 section 2.4)."""
 
 BROWSER_MODES = ("never", "auto", "always")
 """``fetch.browser``: ``never`` (static captures only), ``auto`` (render the pages whose static
@@ -160,6 +164,10 @@ def parse_fetch(section: Any, path: Path) -> FetchSettings:
     if settings.browser not in BROWSER_MODES:
         raise _fail(path, "fetch.browser", f"one of {', '.join(BROWSER_MODES)}, got "
                     f"{settings.browser!r}")
+    if settings.robots_max_age_hours > ROBOTS_MAX_AGE_LIMIT_HOURS:
+        raise _fail(path, "fetch.robots_max_age_hours", f"at most {ROBOTS_MAX_AGE_LIMIT_HOURS:g} "
+                    "(RFC 9309: a cached robots.txt should not be used for more than 24 hours), "
+                    f"got {settings.robots_max_age_hours:g}")
     if settings.via is not None and not settings.via.startswith(("http://", "https://")):
         raise _fail(path, "fetch.via", f"expected an http(s) origin, got {settings.via!r}")
     if settings.enabled and not settings.contact:

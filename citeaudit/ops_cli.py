@@ -209,7 +209,7 @@ def _lock_or_error(derived: Path):
 
 
 def _executor_or_error(wanted: str | None) -> str | None:
-    """--executor, else $CITEAUDIT_EXECUTOR, else in_process; None after an error."""
+    """--executor, else $CITEAUDIT_EXECUTOR, else auto; None after an error."""
     from pipelines.distributed import DistributedError, executor_name
 
     if wanted:
@@ -234,10 +234,14 @@ def _distributed_error(exc: Exception) -> int:
 def _executor_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--executor",
-        choices=("in_process", "celery"),
+        choices=("auto", "in_process", "multiprocess", "celery"),
         default=None,
-        help="where the daily and judged steps execute: in_process (default; or "
-        "$CITEAUDIT_EXECUTOR) or celery: on the Celery workers, with the Postgres instance of "
+        help="where the daily and judged steps execute: auto (default; or $CITEAUDIT_EXECUTOR): "
+        "in this process, but a large date's judged run whose registry lookups are still to be "
+        "made runs two steps at a time so the registry wait overlaps the CPU steps "
+        "($CITEAUDIT_OVERLAP_MIN_CITATIONS, default 5000 citations); in_process: every step "
+        "here; multiprocess: every daily and judged run two steps at a time, the registry step "
+        "first; celery: on the Celery workers, with the Postgres instance of "
         "DAGSTER_HOME/dagster.yaml (deploy/dagster.postgres.yaml, docs/operations.md); "
         "exit status 4 when the broker, a worker or Postgres is unreachable",
     )

@@ -26,7 +26,9 @@ from typing import Any
 import dagster as dg
 
 EXECUTOR_ENV = "CITEAUDIT_EXECUTOR"
-EXECUTORS = ("in_process", "celery")
+# auto: in process, but a large date's judged run with its registry lookups still to make runs
+# its steps two at a time (pipelines.overlap); multiprocess: every daily and judged run so.
+EXECUTORS = ("auto", "in_process", "multiprocess", "celery")
 BROKER_ENV = "CITEAUDIT_CELERY_BROKER"
 BACKEND_ENV = "CITEAUDIT_CELERY_BACKEND"
 VISIBILITY_ENV = "CITEAUDIT_CELERY_VISIBILITY_TIMEOUT"
@@ -42,8 +44,8 @@ class DistributedError(RuntimeError):
 
 
 def executor_name() -> str:
-    """The executor the environment asks for (``in_process`` unless ``CITEAUDIT_EXECUTOR``)."""
-    name = os.environ.get(EXECUTOR_ENV, "in_process").strip() or "in_process"
+    """The executor the environment asks for (``auto`` unless ``CITEAUDIT_EXECUTOR``)."""
+    name = os.environ.get(EXECUTOR_ENV, "auto").strip() or "auto"
     if name not in EXECUTORS:
         raise DistributedError(
             f"{EXECUTOR_ENV}={name!r}: expected one of {', '.join(EXECUTORS)}"
@@ -121,9 +123,16 @@ def celery_executor_def() -> dg.ExecutorDefinition:
 
 
 def executor_def(name: str | None = None) -> dg.ExecutorDefinition:
-    """The executor of the daily and judged jobs: in-process (default) or Celery."""
+    """The executor of the code location's daily and judged jobs: in-process (default, and
+    ``auto``: the code location has no night to size), multiprocess or Celery."""
     name = name or executor_name()
-    return celery_executor_def() if name == "celery" else dg.in_process_executor
+    if name == "celery":
+        return celery_executor_def()
+    if name == "multiprocess":
+        from pipelines.overlap import multiprocess_executor_def
+
+        return multiprocess_executor_def()
+    return dg.in_process_executor
 
 
 def celery_app_args() -> dict[str, Any]:

@@ -3,14 +3,17 @@
 One run of the ``daily_audit`` job per date executes every date-partitioned asset for that date,
 then one run of ``judged_audit`` per answer date and codebook version executes every
 date × codebook asset (``citeaudit backfill``: only those, for one version), in this
-process (the multiprocess executor costs seconds per step here), recorded in the Dagster
-instance under DAGSTER_HOME so ``dagster dev`` shows the runs; then ``rebuild_catalog`` runs.
+process (the multiprocess executor costs seconds per step here) except the judged run of a
+large date whose registry lookups are still to be made (``pipelines.overlap``: its registry
+step runs in a process of its own beside the CPU steps), recorded in the Dagster instance
+under DAGSTER_HOME so ``dagster dev`` shows the runs; then ``rebuild_catalog`` runs.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +23,7 @@ import dagster as dg
 
 from citeaudit import layout, project_file, storage
 from citeaudit.layout import codebook_versions
-from pipelines import partitions
+from pipelines import overlap, partitions
 from pipelines.definitions import build_defs
 from pipelines.inputs import codebook_digests
 from pipelines.jobs import (
@@ -104,14 +107,19 @@ def execute_steps(
     trigger: str = "citeaudit run",
     register: list[str] | None = None,
     check_inputs: bool = False,
-    executor: str = "in_process",
+    executor: str = "auto",
 ) -> list[Step]:
     """Execute runs, recorded in the instance, then rebuild the catalog; return the steps that
     failed.
 
-    ``executor="in_process"`` executes every step in this process. ``"celery"`` orchestrates
-    here and sends each step of the daily and judged runs to the Celery workers; it needs a
-    shared instance (Postgres), the broker and at least one worker, and raises
+    ``executor="in_process"`` executes every step in this process. ``"multiprocess"`` executes
+    the daily and judged runs' steps in step processes, two at a time, the registry step first
+    (``pipelines.overlap``); ``"auto"`` runs everything in process but the judged partition of
+    a large date whose registry lookups are to be made: the registry step in a step process
+    beside the steps that do not need it, then the rest (three runs of the partition).
+    ``"celery"`` orchestrates here and sends each step of the daily and judged runs to the
+    Celery workers; it needs a shared instance (Postgres), the broker and at least one worker,
+    and raises
     ``DistributedError`` naming the one that is missing before any run starts.
 
     Judged runs carry the SHA-256 of their codebook file as a tag, so ``citeaudit status`` can
@@ -130,7 +138,7 @@ def execute_steps(
     steps = [s for s in steps if has_judged or s.job != judged_audit.name]
     digests = codebook_digests(raw)
     failed: list[Step] = []
-    launch = _in_process if executor == "in_process" else _celery_launcher(paths, run_config)
+    launch = _launcher(executor, paths, run_config, derived)
     with _open_instance(executor) as instance:
         register_codebooks(instance, codebook_versions(raw) if register is None else register)
         register_dates(instance, steps)
@@ -174,9 +182,92 @@ def _in_process(
     )
 
 
+def _launcher(executor: str, paths: PathsResource, run_config: dict, derived: Path) -> Callable:
+    """How each daily and judged run executes under ``executor`` (see :func:`execute_steps`)."""
+    if executor == "celery":
+        return _celery_launcher(paths, run_config)
+    if executor == "in_process":
+        return _in_process
+    side_by_side = _multiprocess_launcher(paths, run_config)
+    if executor == "multiprocess":
+        return side_by_side
+
+    def auto(job: dg.JobDefinition, step: Step, instance: dg.DagsterInstance, config: dict,
+             tags: dict[str, str]):
+        if step.job == judged_audit.name and overlap.overlaps(
+                derived, judged_partition(step.partition_key)["observation_date"]):
+            return _registry_beside(job, step, instance, config, tags, paths)
+        return _in_process(job, step, instance, config, tags)
+
+    return auto
+
+
+class _Runs(NamedTuple):
+    """The outcome of a partition computed as several runs: successful when every run was."""
+
+    success: bool
+
+
+def _registry_beside(
+    job: dg.JobDefinition, step: Step, instance: dg.DagsterInstance, run_config: dict,
+    tags: dict[str, str], paths: PathsResource,
+) -> _Runs:
+    """One judged partition as three runs of the job (``pipelines.overlap``): the registry step
+    in a step process of its own (multiprocess location) while the steps that do not read its
+    output run in this process; then the steps that do, in this process. The orchestrating
+    thread of the registry run is joined before this returns."""
+    registry, beside, after = overlap.split(job)
+    registry_ok: list[bool] = []
+
+    def registry_run() -> None:
+        config = {**run_config, "resources": {"paths": {"config": {
+            "raw_dir": paths.raw_dir, "derived_dir": paths.derived_dir}}}}
+        all_tags = {**job.get_tags_for_partition_key(step.partition_key, None), **tags}
+        with dg.execute_job(overlap.recon_job(step.job), instance, run_config=config,
+                            tags=all_tags, asset_selection=registry) as result:
+            registry_ok.append(result.success)
+
+    thread = threading.Thread(target=registry_run, name="citeaudit-registry-run")
+    thread.start()
+    try:
+        first = job.execute_in_process(
+            partition_key=step.partition_key, instance=instance, raise_on_error=False,
+            run_config=run_config, tags=tags, asset_selection=beside)
+    finally:
+        thread.join()
+    if not (first.success and registry_ok == [True]):
+        return _Runs(False)
+    last = job.execute_in_process(
+        partition_key=step.partition_key, instance=instance, raise_on_error=False,
+        run_config=run_config, tags=tags, asset_selection=after)
+    return _Runs(last.success)
+
+
+def _multiprocess_launcher(paths: PathsResource, base_config: dict) -> Callable:
+    """Execute one run with its steps in step processes, two at a time (``execute_job`` over
+    a pointer into ``pipelines.overlap_location``; the folders travel in the run's config)."""
+    run_config = {
+        **base_config,
+        "resources": {
+            "paths": {"config": {"raw_dir": paths.raw_dir, "derived_dir": paths.derived_dir}}
+        },
+    }
+
+    def launch(
+        job: dg.JobDefinition, step: Step, instance: dg.DagsterInstance, _config: dict,
+        tags: dict[str, str],
+    ) -> dg.ExecuteJobResult:
+        recon = overlap.recon_job(step.job)
+        all_tags = {**job.get_tags_for_partition_key(step.partition_key, None), **tags}
+        with dg.execute_job(recon, instance, run_config=run_config, tags=all_tags) as result:
+            return result
+
+    return launch
+
+
 def _open_instance(executor: str) -> dg.DagsterInstance:
     """The instance; for Celery, checked shareable and with the broker and a worker up."""
-    if executor == "in_process":
+    if executor != "celery":
         return dg.DagsterInstance.get()
     from pipelines import distributed
 
@@ -227,7 +318,7 @@ def run_dates(
     versions: list[str] | None = None,
     on_step: Callable[[Step, bool], None] | None = None,
     verbose: bool = False,
-    executor: str = "in_process",
+    executor: str = "auto",
 ) -> list[Step]:
     """Materialize the daily assets per date, the judged assets per date × codebook, then the
     catalog; return the steps that failed."""
@@ -261,7 +352,7 @@ def backfill(
     *,
     on_step: Callable[[Step, bool], None] | None = None,
     verbose: bool = False,
-    executor: str = "in_process",
+    executor: str = "auto",
 ) -> list[Step]:
     """Recompute every date × codebook asset of one codebook version over ``dates``.
 

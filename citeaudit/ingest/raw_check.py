@@ -4,8 +4,9 @@ The pipeline reads ``answers/<date>/*.jsonl``, ``warc/<date>/**/*.warc[.gz]|*.ar
 that start as a WARC or ARC record), ``annotations/support/**/*.csv|parquet``,
 ``annotations/source_risk/**/*.jsonl``, ``annotations/annotators.csv`` and
 ``codebooks/<version>.yaml``, ``citeaudit.yaml`` (operations settings), ``fetch_logs/`` (the
-live crawl's logs), ``import_rejections/`` (what an engine import refused) and
-``import_caveats/`` (what an import says about its dataset's selection); ``responses/``
+live crawl's logs), ``robots/`` (the robots.txt answers crawls reuse),
+``import_rejections/`` (what an engine import refused) and ``import_caveats/`` (what an
+import says about its dataset's selection); ``responses/``
 keeps engine responses verbatim for a re-import and ``registry/`` is the demo's loopback
 registry; ``annotations/samples/<date>/<codebook>.csv`` holds the drawn review samples and
 ``judge_cache/`` the LLM judge's cached replies. Every other file or
@@ -39,6 +40,7 @@ TOP_LEVEL = {
     "registry": "folder",
     "citeaudit.yaml": "file",
     "fetch_logs": "folder",
+    "robots": "folder",
     "import_rejections": "folder",
     "import_caveats": "folder",
     "responses": "folder",

@@ -59,6 +59,7 @@ from citeaudit.archive.capture.fetcher import (
 )
 from citeaudit.archive.capture.from_archives import lookup_archives
 from citeaudit.archive.capture.resume import JOURNAL_SUFFIX, recover
+from citeaudit.archive.capture.robots_memory import RobotsMemory
 from citeaudit.archive.capture.scope import Refused, origin_of, strip_credentials
 from citeaudit.archive.capture.scope import from_settings as scope_from_settings
 from citeaudit.archive.capture.shell import decoded_html, script_shell
@@ -82,7 +83,7 @@ OUTCOMES = (
     "gave_up_after_retries", "retry_scheduled", "skipped_recent_capture", "unsupported_url",
     "redirect_loop", "too_many_redirects", "private_address", "port_refused",
     "rendered", "render_incomplete", "render_failed", "browser_unavailable", "method_refused",
-    "request_cap",
+    "request_cap", "robots_reused",
 )
 """Outcome names of the live source. ``not_modified``: fetched, payload identical to the last
 capture, written as a revisit record. ``retry_scheduled``: an attempt answered 429/503 or reset
@@ -537,6 +538,8 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
         journal = journal_dir / f"{stamp}-{os.getpid()}{JOURNAL_SUFFIX}"
     crawler = _Crawler(settings, writer, sleep or time.sleep, journal)
+    memory = RobotsMemory.load(raw, settings.robots_max_age_hours, now)
+    crawler.robots = RobotsCache(memory.fetcher(crawler._fetch_robots, crawler.log))
     rows = plan_rows.to_pylist()
     crawler.last = {r["canonical_url"]: (_normal_digest(r["last_digest"]), r["last_uri"],
                                          r["last_time"].strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -590,6 +593,7 @@ def crawl(plan_rows: pa.Table, settings: FetchSettings, raw: Path, observation_d
     finally:
         crawler.pool.close()
         files = writer.close()
+        memory.save(raw)
     result = CrawlResult(crawler.log.table(), files)
     result.journal = crawler.log
     return result

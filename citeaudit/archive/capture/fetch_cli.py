@@ -63,6 +63,9 @@ def register_cli(subparsers: Any) -> None:
     p.add_argument("--via", help="send every request to this origin, e.g. http://127.0.0.1:8080 "
                    "(the Host header and the WARC target URI stay the cited URL's)")
     p.add_argument("--contact", help="operator contact for the User-Agent (else fetch.contact)")
+    p.add_argument("--refresh-robots", action="store_true",
+                   help="ask every host for robots.txt again (else an answer kept in RAW/robots/ "
+                   "is reused while younger than fetch.robots_max_age_hours, default 24)")
     p.add_argument("--no-live", action="store_true",
                    help="do not fetch live; only ask the web archives listed under archives:")
     p.set_defaults(func=_cli_archive)
@@ -108,6 +111,10 @@ def _cli_archive(args: Any) -> int:
     if not dates:
         print(f"archive: no observation dates under {raw / 'answers'} in that range", file=err)
         return 2
+    if args.refresh_robots:
+        from citeaudit.archive.capture.robots_memory import mark_refresh
+
+        mark_refresh(raw, dt.datetime.now(dt.UTC))
     for line in window_warnings(raw, settings):
         print(line, file=err)
     for date in dates:
