@@ -264,7 +264,8 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
             lab = [r for r in drawn if r["status"] in JUDGED
                    and (key is None or r[key] == value)]
             res = stratified_ppi(
-                [HUMAN_Y.get(r["human_verdict"], 0.0) for r in lab],
+                [HUMAN_Y[r["human_verdict"]] if r["status"] == "labelled" else 0.0
+                 for r in lab],
                 [1.0 if r["grader_verdict"] == "fully_supported" else 0.0 for r in lab],
                 [r["stratum"] for r in lab], [r["stratum"] for r in fr],
                 [1.0 if r["verdict"] == "fully_supported" else 0.0 for r in fr],
