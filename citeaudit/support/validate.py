@@ -148,7 +148,9 @@ def auc(positive: np.ndarray, negative: np.ndarray) -> float:
         return float("nan")
     if len(positive) * len(negative) <= 1_000_000:  # direct count: far faster than ranking
         p, q = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
-        return float(np.mean(p > q) + 0.5 * np.mean(p == q))
+        # U = wins + ties / 2 is exact, as the rank sum's: the same bytes as the ranking path
+        return float((np.count_nonzero(p > q) + 0.5 * np.count_nonzero(p == q))
+                     / (len(positive) * len(negative)))
     ranks = rankdata(np.concatenate([positive, negative]))
     n1 = len(positive)
     return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * len(negative)))
