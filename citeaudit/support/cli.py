@@ -90,8 +90,9 @@ def print_liu(rep: dict) -> None:
          "baseline_swapped_flagged"])))
     print()
     print("\n".join(_table(
-        f"Decorative citations, grader {rep['label_grader']}'s labels (flagged = not "
-        "fully_supported; no cut learned here), all answers", rep["decorative_labels"],
+        f"Decorative citations, grader {rep['label_grader']}'s labels (flagged = partially "
+        "supported, unsupported or contradicted; unresolved apart; no cut learned here), all "
+        "answers", rep["decorative_labels"],
         ["n_true", "n_swapped", "swapped_flagged", "true_passed", "swapped_unresolved",
          "true_unresolved"])))
     print()

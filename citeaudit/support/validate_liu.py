@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -134,10 +135,11 @@ def ungradeable_counts(judged: list[dict]) -> dict[str, dict[str, int]]:
 
 
 def _label_decorative(rows: list[dict]) -> dict[str, tuple]:
-    """The grader's labels on the decorative test: share of swapped pairs not labelled
-    ``fully_supported`` (flagged), of true Complete pairs labelled ``fully_supported``
-    (passed), and of either left ``unresolved`` (the grader could not say)."""
-    def share(kind: str, test) -> object:
+    """The grader's labels on the decorative test: share of swapped pairs labelled partially
+    supported, unsupported or contradicted (flagged), of true Complete pairs labelled
+    ``fully_supported`` (passed), and of either left ``unresolved`` (the grader could not say:
+    neither a flag nor a pass, counted on its own)."""
+    def share(kind: str, test: Callable[[str], bool]) -> Callable[[list[dict]], float]:
         def f(rs: list[dict]) -> float:
             v = [test(r["grader"]) for r in rs if r["kind"] == kind]
             return float(np.mean(v)) if v else float("nan")
@@ -146,8 +148,8 @@ def _label_decorative(rows: list[dict]) -> dict[str, tuple]:
     return {
         "n_true": (sum(r["kind"] == "true" for r in rows),),
         "n_swapped": (sum(r["kind"] == "swapped" for r in rows),),
-        "swapped_flagged": validate._boot(rows, share("swapped",
-                                                      lambda g: g != "fully_supported")),
+        "swapped_flagged": validate._boot(rows, share(
+            "swapped", lambda g: g not in ("fully_supported", "unresolved"))),
         "true_passed": validate._boot(rows, share("true", lambda g: g == "fully_supported")),
         "swapped_unresolved": validate._boot(rows, share("swapped",
                                                          lambda g: g == "unresolved")),

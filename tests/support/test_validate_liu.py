@@ -104,10 +104,11 @@ def test_validate_grader_liu_llm_standin(corpora, tmp_path, monkeypatch) -> None
     items, _ = validate_liu.load(path)
     bad = next(c for c, m in sorted(items.meta.items())
                if m["kind"] == "true" and m["label"] == "Complete")
+    bad_swap = next(c for c, m in sorted(items.meta.items()) if m["kind"] == "swapped")
 
     def policy(claim: str, passage: str, n: int, pair: str | None) -> Reply:
         assert pair is not None
-        if pair.endswith("/" + bad):
+        if pair.endswith("/" + bad) or pair.endswith("/" + bad_swap):
             return Reply(content="not json")
         return Reply(label="unsupported" if pair.endswith(":swap") else "fully_supported")
 
@@ -117,9 +118,10 @@ def test_validate_grader_liu_llm_standin(corpora, tmp_path, monkeypatch) -> None
                "CITEAUDIT_JUDGE_TIMEOUT": "5"}
         rep = validate_liu.report(path, BOOK, "llm", env)
     dec = rep["decorative_labels"]["overall"]
-    assert dec["swapped_flagged"][0] == 1.0
-    n_true = dec["n_true"][0]
-    # the malformed reply is an unresolved label, counted, not dropped nor passed
+    n_true, n_swapped = dec["n_true"][0], dec["n_swapped"][0]
+    # a malformed reply is an unresolved label: counted, never a flag nor a pass
+    assert dec["swapped_flagged"][0] == pytest.approx((n_swapped - 1) / n_swapped)
+    assert dec["swapped_unresolved"][0] == pytest.approx(1 / n_swapped)
     assert dec["true_passed"][0] == pytest.approx((n_true - 1) / n_true)
     assert dec["true_unresolved"][0] == pytest.approx(1 / n_true)
     labels = rep["labels"]["overall"]
