@@ -7,7 +7,9 @@ a flip). For each sample size (pairs drawn per stratum, unequal inclusion probab
 agreement, ``--reps`` stratified samples without replacement are drawn and both estimators of
 ``citeaudit.stats.ppi`` computed (the same ``combine`` the pipeline uses): coverage of the 95%
 intervals, median interval widths and their ratio, median λ. Also the 85% case the demo's judge
-stand-in uses. Prints a markdown table (benchmarks/README.md).
+stand-in uses. Prints a markdown table (benchmarks/README.md); a second with 10-20% of the
+pairs unresolvable (people cannot judge them): the ratio estimators of the rate among
+resolvable pairs.
 
 With ``--derived DIR --date D``, a second table on a real run: the frame is every pair people
 labelled that day (``support_labels``, basis human, resolved), its full-support rate known;
@@ -67,6 +69,55 @@ def simulate(agreement: float, take: list[int], reps: int, seed: int) -> dict[st
         "human_width": float(np.median(r["human_high"] - r["human_low"])),
         "ratio": float(np.median(r["width_ratio"])),
         "lam": float(np.median(r["lam"])),
+    }
+
+
+UNRESOLVED = np.array([0.1, 0.2, 0.15, 0.12])  # shares of pairs people cannot judge
+_PAIRS = (("y", "y"), ("y", "f"), ("f", "f"), ("y", "d"), ("y", "g"), ("f", "d"), ("f", "g"),
+          ("d", "d"), ("d", "g"), ("g", "g"))
+
+
+def simulate_unresolved(agreement: float, take: list[int], reps: int, seed: int
+                        ) -> dict[str, float]:
+    """As :func:`simulate`, with ``UNRESOLVED`` of each stratum's pairs unresolvable (d = 0,
+    y = 0) and a grader predicting d (g) and y (f) at ``agreement``: the ratio estimator of
+    the rate among resolvable pairs, human-only and PPI++."""
+    rng = np.random.default_rng(seed)
+    cols: dict[str, list[np.ndarray]] = {}
+    big_f, big_g, y_total, d_total = [], [], 0.0, 0.0
+    for size, rate, un, n in zip(SIZES, RATES, UNRESOLVED, take, strict=True):
+        d = (rng.random(size) >= un).astype(float)
+        y = d * (rng.random(size) < rate)
+        g = np.where(rng.random(size) < agreement, d, 1 - d)
+        f = np.where(rng.random(size) < agreement, y, 1 - y) * g
+        y_total, d_total = y_total + y.sum(), d_total + d.sum()
+        big_f.append(f.mean())
+        big_g.append(g.mean())
+        picks = np.argsort(rng.random((reps, size)), axis=1)[:, :n]
+        vals = {"y": y[picks], "f": f[picks], "d": d[picks], "g": g[picks]}
+        means = {k: v.mean(1) for k, v in vals.items()}
+        for k, v in means.items():
+            cols.setdefault(k + "bar", []).append(v)
+        for a, b in _PAIRS:
+            c = ((vals[a] - means[a][:, None]) * (vals[b] - means[b][:, None])).sum(1) / (n - 1)
+            cols.setdefault(f"s{a}{b}", []).append(c)
+    h = len(SIZES)
+    m = Moments(N=np.broadcast_to(SIZES.astype(float), (reps, h)),
+                n=np.broadcast_to(np.array(take, float), (reps, h)),
+                F=np.broadcast_to(np.array(big_f), (reps, h)),
+                G=np.broadcast_to(np.array(big_g), (reps, h)),
+                **{k: np.stack(v, axis=1) for k, v in cols.items()})
+    r = combine(m)
+    truth = y_total / d_total
+    return {
+        "ppi_cover": float(np.mean((r["low"] <= truth) & (truth <= r["high"]))),
+        "human_cover": float(np.mean((r["human_low"] <= truth) & (truth <= r["human_high"]))),
+        "ppi_width": float(np.median(r["high"] - r["low"])),
+        "human_width": float(np.median(r["human_high"] - r["human_low"])),
+        "ratio": float(np.median(r["width_ratio"])),
+        "lam": float(np.median(r["lam"])),
+        "bias": float(np.mean(r["human_estimate"]) - truth),
+        "ppi_bias": float(np.mean(r["estimate"]) - truth),
     }
 
 
@@ -160,6 +211,19 @@ def main() -> None:
             print(f"| {name} | {a:.0%} | {r['human_cover']:.3f} | {r['ppi_cover']:.3f} | "
                   f"{r['human_width']:.3f} | {r['ppi_width']:.3f} | {r['ratio']:.2f} | "
                   f"{r['lam']:.2f} |")
+    print(f"\n{args.reps} samples per row, {time.perf_counter() - start:.1f} s")
+    start = time.perf_counter()
+    print("\nWith 10-20% of each stratum's pairs unresolvable (the rate among resolvable "
+          "pairs, ratio estimators):")
+    print("| sample | grader agreement | coverage human-only | coverage PPI | width human-only "
+          "| width PPI | width ratio (median) | λ (median) | bias human-only | bias PPI |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, take in TAKES.items():
+        for i, a in enumerate(AGREEMENTS):
+            r = simulate_unresolved(a, take, args.reps, seed=2000 + 10 * i + len(name))
+            print(f"| {name} | {a:.0%} | {r['human_cover']:.3f} | {r['ppi_cover']:.3f} | "
+                  f"{r['human_width']:.3f} | {r['ppi_width']:.3f} | {r['ratio']:.2f} | "
+                  f"{r['lam']:.2f} | {r['bias']:+.4f} | {r['ppi_bias']:+.4f} |")
     print(f"\n{args.reps} samples per row, {time.perf_counter() - start:.1f} s")
     if args.derived:
         real(args.derived, args.date, args.n, args.real_reps)

@@ -512,9 +512,13 @@ def _ppi_columns(con: duckdb.DuckDBPyConnection, names: set[str],
             continue
         res = p["result"]
         notes = [p["note"]] if p.get("note") else []
+        if p.get("unresolved"):
+            notes.append(f"{p['unresolved']} drawn pairs people judged unresolved: outside "
+                         "the rate's denominator (a ratio estimator of the rate among "
+                         "resolvable pairs)")
         if p.get("missing"):
-            notes.append(f"{p['missing']} drawn pairs without a resolved human label (missing "
-                         "at random within their stratum assumed)")
+            notes.append(f"{p['missing']} drawn pairs not labelled yet (missing at random "
+                         "within their stratum assumed)")
         if p.get("outside"):
             notes.append(f"{p['outside']} pairs labelled outside the sample: shown in "
                          "review_sample, not used here")

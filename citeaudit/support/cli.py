@@ -1,4 +1,5 @@
-"""``citeaudit validate-grader expertqa PATH``: the evidence locator against expert labels."""
+"""``citeaudit validate-grader expertqa|liu|project``, ``review``, ``sample``: graders against
+people's labels, the Label Studio round trip and the review sample's draw."""
 
 from __future__ import annotations
 
@@ -59,6 +60,54 @@ def print_labels(title: str, groups: dict[str, dict]) -> None:
             print(f"  {k}: {_fmt(v)}")
 
 
+def print_liu(rep: dict) -> None:
+    """The Liu et al. validation (``validate_liu.report``) as text, its limits first."""
+    print(f"{rep['file']}: grader {rep['label_grader']} (evidence locator {rep['grader']}), "
+          f"codebook {rep['codebook']}; {rep['answers']} answers, {rep['judgments']} "
+          f"(statement, citation) judgments, {rep['gradeable']} gradeable; queries "
+          f"calibration {rep['questions']['calibration']} / held-out "
+          f"{rep['questions']['held_out']} (of the gradeable pairs)")
+    print(f"BIASED SUBSET: {rep['bias_note']} ({rep['answers_with_refuting_citation']} of "
+          f"{rep['answers']} answers here have such a citation.)")
+    print(f"LIMITS: {rep['limits']}")
+    print("95% percentile bootstrap over queries.\n")
+    print("Judgments by label (a pair is gradeable when it has evidence and a Complete or "
+          "Partial label):")
+    print("| label | judged | gradeable | not gradeable (reason) |\n|---|---|---|---|")
+    for label, c in rep["not_gradeable"].items():
+        why = ", ".join(f"{k} {v}" for k, v in c.items() if k not in ("judged", "gradeable"))
+        print(f"| {label} | {c['judged']} | {c['gradeable']} | {why or '-'} |")
+    print(f"\npairs: {rep['pairs']['true']} true, {rep['pairs']['swapped']} swapped, "
+          f"{rep['pairs']['without_grader_label']} without a grader label")
+    print("thresholds (calibration half): " + ", ".join(
+        f"{k} = {v:.3g}" for k, v in rep["thresholds"].items()))
+    print()
+    print("\n".join(_table(
+        "Decorative citations, evidence locator scores (Complete statement vs another "
+        "statement's evidence of its answer), held-out half", rep["decorative"],
+        ["n_true", "n_swapped", "grader_swapped_flagged", "grader_true_passed", "auc_grader",
+         "swapped_flagged", "true_passed", "auc_locator", "auc_coverage",
+         "baseline_swapped_flagged"])))
+    print()
+    print("\n".join(_table(
+        f"Decorative citations, grader {rep['label_grader']}'s labels (flagged = partially "
+        "supported, unsupported or contradicted; unresolved apart; no cut learned here), all "
+        "answers", rep["decorative_labels"],
+        ["n_true", "n_swapped", "swapped_flagged", "true_passed", "swapped_unresolved",
+         "true_unresolved"])))
+    print()
+    print("\n".join(_table(
+        "Complete vs Partial, evidence locator scores (pairs with evidence), held-out half",
+        rep["expert"], ["n", "n_complete", "ba_locator", "ba_all_located", "ba_length",
+                        "auc_locator", "auc_coverage", "auc_length",
+                        "auc_locator_minus_length"])))
+    print()
+    print_labels(f"Grader {rep['label_grader']}'s label vs the annotators' (Complete → "
+                 "fully_supported, Partial → partially_supported), pairs with evidence; overall = "
+                 "all answers (the grader learned nothing on this file)",
+                 rep["labels"])
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from citeaudit.support import judge, validate
 
@@ -85,12 +134,20 @@ def _cmd_validate(args: argparse.Namespace) -> int:
          "source_roles": {}, "priority_weights": {"w": 1.0},
          "policy": {"contextualize_above": 0.5}}, "(codebook defaults)")
     try:
-        rep = validate.report(path, book, args.grader)
+        if args.dataset == "liu":
+            from citeaudit.support import validate_liu
+
+            rep = validate_liu.report(path, book, args.grader)
+        else:
+            rep = validate.report(path, book, args.grader)
     except judge.JudgeConfigError as exc:
         print(f"error: {exc}")
         return 2
     if args.json:
         print(json.dumps(rep, indent=1, default=str))
+        return 0
+    if args.dataset == "liu":
+        print_liu(rep)
         return 0
     print_report(rep)
     print()
@@ -248,11 +305,15 @@ def register_cli(sub: argparse._SubParsersAction) -> None:
                     "on the held-out half beside baselines, and the grader's labels against "
                     "the experts'. project DERIVED: the grader's labels (grader_judgments) "
                     "against the project's adjudicated human labels, held-out half of the "
-                    "claims. Balanced accuracy, Cohen's kappa and the confusion matrix, each "
+                    "claims. liu PATH: Liu et al.'s intrinsic_halls.json, pairs with the "
+                    "annotators' evidence sentence as the page (decorative-citation swap "
+                    "test, Complete vs Partial; pairs without evidence counted, not graded). "
+                    "Balanced accuracy, Cohen's kappa and the confusion matrix, each "
                     "with a bootstrap 95%% interval.")
-    p.add_argument("dataset", choices=["expertqa", "project"], help="labelled set")
+    p.add_argument("dataset", choices=["expertqa", "liu", "project"], help="labelled set")
     p.add_argument("path", help="ExpertQA JSONL (e.g. ../shared/corpora/annotations/"
-                                "expertqa/domain_val.jsonl), or the derived folder (project)")
+                                "expertqa/domain_val.jsonl), Liu et al.'s "
+                                "intrinsic_halls.json, or the derived folder (project)")
     p.add_argument("--grader", default="locator", choices=["locator", "llm"],
                    help="the grader to validate (llm: the judge configured by "
                         "CITEAUDIT_JUDGE_BASE_URL and CITEAUDIT_JUDGE_MODEL)")

@@ -208,6 +208,7 @@ def review_sample(sample: pa.Table | None, labels: pa.Table, graded: pa.Table,
 
 HUMAN_Y = {"fully_supported": 1.0, "partially_supported": 0.0, "unsupported": 0.0,
            "contradicted": 0.0}
+JUDGED = ("labelled", "label_unresolved")  # review_sample statuses people have acted on
 
 
 def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
@@ -215,11 +216,15 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
     (:func:`citeaudit.stats.ppi.stratified_ppi`), overall and per engine or domain when the
     sample is stratified by it (a margin's strata nest in it, so the design holds there too).
 
-    y: a labelled pair's human verdict (fully_supported 1; partial, unsupported, contradicted
-    0; unresolved or not yet judged: missing, assumed missing at random within its stratum;
-    a stratum whose drawn pairs people all judged unresolved is left out of the frame, noted).
-    f: the grader says fully_supported (1) or anything else (0). One dict per row, keyed by
-    ``margin``, ``engine``, ``domain``; ``reason`` says when there is no estimate."""
+    The target is the full-support rate among the pairs people can resolve, a ratio
+    estimator (:func:`citeaudit.stats.ppi.combine`): per judged pair y (fully_supported 1;
+    partial, unsupported, contradicted 0) and d (resolved 1; judged ``unresolved`` — page
+    unavailable, unclear — 0, outside the rate's denominator, never a 0 of the rate). Drawn
+    pairs not judged yet (``awaiting_label``) are missing, assumed missing at random within
+    their stratum. f: the grader says fully_supported (1) or anything else (0); g: the grader
+    could label the pair (not ``unresolved``). One dict per row, keyed by ``margin``,
+    ``engine``, ``domain``; ``reason`` says when there is no estimate; ``unresolved`` counts
+    the judged pairs people left unresolved, ``missing`` the drawn pairs not judged yet."""
     from citeaudit.stats.ppi import stratified_ppi
 
     every = review.to_pylist()
@@ -249,35 +254,25 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
                  "note": "the graded pairs no longer match the frame the sample was drawn "
                          "from (a rerun of the grader changed labels or pairs): draw the "
                          "sample again (citeaudit sample --replace)"}]
-    # a stratum whose every drawn pair people judged and none resolved (say the pages the
-    # grader could not read either) holds, as far as the sample shows, no pair of the rate's
-    # denominator: it is left out of the frame (its resolved share estimated 0, as a ratio
-    # estimator would), with a note, rather than making the whole day "no estimate"
-    status: dict[str, set[str]] = {}
-    for r in drawn:
-        status.setdefault(r["stratum"], set()).add(r["status"])
-    outside_domain = sorted(h for h, st in status.items() if st == {"label_unresolved"})
     every_value = {k: sorted({r[k] for r in rows}) for k in ("engine", "domain")}
-    if outside_domain:
-        rows = [r for r in rows if r["stratum"] not in outside_domain]
-        drawn = [r for r in drawn if r["stratum"] not in outside_domain]
-        base["note_domain"] = (
-            "left out of the frame: stratum " + ", ".join(outside_domain[:5])
-            + " (people judged every drawn pair of it unresolved)")
     margins = [("overall", None)] + [(k, k) for k in ("engine", "domain") if k in by]
     out = []
     for margin, key in margins:
         values = every_value[key] if key else ["all"]  # a margin left empty says so
         for value in values:
             fr = [r for r in rows if key is None or r[key] == value]
-            lab = [r for r in drawn if r["status"] == "labelled"
+            lab = [r for r in drawn if r["status"] in JUDGED
                    and (key is None or r[key] == value)]
             res = stratified_ppi(
-                [HUMAN_Y[r["human_verdict"]] for r in lab],
+                [HUMAN_Y[r["human_verdict"]] if r["status"] == "labelled" else 0.0
+                 for r in lab],
                 [1.0 if r["grader_verdict"] == "fully_supported" else 0.0 for r in lab],
                 [r["stratum"] for r in lab], [r["stratum"] for r in fr],
-                [1.0 if r["verdict"] == "fully_supported" else 0.0 for r in fr])
-            missing = sum(1 for r in drawn if r["status"] != "labelled"
+                [1.0 if r["verdict"] == "fully_supported" else 0.0 for r in fr],
+                d=[1.0 if r["status"] == "labelled" else 0.0 for r in lab],
+                g=[0.0 if r["grader_verdict"] == "unresolved" else 1.0 for r in lab],
+                frame_g=[0.0 if r["verdict"] == "unresolved" else 1.0 for r in fr])
+            missing = sum(1 for r in drawn if r["status"] not in JUDGED
                           and (key is None or r[key] == value))
             outside_here = sum(1 for r in every if not r["in_sample"]
                                and (key is None or r[key] == value))
@@ -285,8 +280,5 @@ def ppi_rates(review: pa.Table, graded: pa.Table, grader: str) -> list[dict]:
                         "engine": value if margin == "engine" else "all",
                         "domain": value if margin == "domain" else "all",
                         "result": res, "reason": res.reason, "missing": missing,
-                        "note": "; ".join(x for x in (res.note, base.get("note_domain"))
-                                          if x) or None})
-    for row in out:
-        row.pop("note_domain", None)
+                        "unresolved": res.n_unresolved, "note": res.note})
     return out

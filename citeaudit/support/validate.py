@@ -146,6 +146,11 @@ def auc(positive: np.ndarray, negative: np.ndarray) -> float:
     """Mann-Whitney AUC: P(score of a positive > a negative), ties counted one half."""
     if len(positive) == 0 or len(negative) == 0:
         return float("nan")
+    if len(positive) * len(negative) <= 1_000_000:  # direct count: far faster than ranking
+        p, q = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
+        # U = wins + ties / 2 is exact, as the rank sum's: the same bytes as the ranking path
+        return float((np.count_nonzero(p > q) + 0.5 * np.count_nonzero(p == q))
+                     / (len(positive) * len(negative)))
     ranks = rankdata(np.concatenate([positive, negative]))
     n1 = len(positive)
     return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * len(negative)))
@@ -164,8 +169,11 @@ def pass_threshold(scores: np.ndarray, target: float = PASS_TARGET) -> float:
     return float(s[int(np.floor((1 - target) * len(s)))]) if len(s) else float("nan")
 
 
-def _boot(rows: list[dict], stat, replicates: int = REPLICATES) -> tuple[float, float, float]:
-    """(estimate, low, high): the statistic and its 95% percentile bootstrap over questions."""
+def _boot(rows: list[dict], stat, replicates: int | None = None
+          ) -> tuple[float, float, float]:
+    """(estimate, low, high): the statistic and its 95% percentile bootstrap over questions
+    (``replicates``: default ``REPLICATES``, read at the call)."""
+    replicates = REPLICATES if replicates is None else replicates
     questions = sorted({r["question"] for r in rows})
     index: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
@@ -275,7 +283,7 @@ def kappa(human: np.ndarray, grader: np.ndarray) -> float:
 
 
 def label_agreement(rows: list[dict], confusion: bool = True,
-                    replicates: int = REPLICATES) -> dict[str, tuple]:
+                    replicates: int | None = None) -> dict[str, tuple]:
     """A grader's labels against people's: balanced accuracy of fully_supported vs the rest,
     Cohen's kappa over the labels, and the confusion matrix (each cell: the share of the
     human label's row), each with a 95% percentile bootstrap interval over ``question`` (the
@@ -287,6 +295,7 @@ def label_agreement(rows: list[dict], confusion: bool = True,
     members = [np.array([i for i, r in enumerate(rows) if r["question"] == q], dtype=np.intp)
                for q in clusters]
     cells = sorted({(h, g) for h, g in zip(human, grader, strict=True)}) if confusion else []
+    replicates = REPLICATES if replicates is None else replicates
 
     def stats(idx: np.ndarray) -> list[float]:
         h, g = human[idx], grader[idx]

@@ -4,7 +4,7 @@
 -- codebook's primary grader $grader); and every pair people labelled outside the sample, kept and
 -- shown (in_sample false, no inclusion probability) but never used for design-based rates.
 -- status: labelled (a resolved human verdict), label_unresolved (people judged it, the
--- verdict is unresolved: missing for the design, like awaiting_label), awaiting_label (drawn,
+-- verdict is unresolved: outside the rate's denominator), awaiting_label (drawn,
 -- not yet judged by a person), outside_sample.
 -- Grain: one row per (claim_id, citation_id). Inputs: sample (the sample file of this date ×
 -- codebook; empty when none was drawn), labels (support_labels), graded (grader_judgments).

@@ -236,10 +236,11 @@ def test_no_sample_is_said(demo_run) -> None:
     assert row["ppi_reason"] == "no_sample" and row["ppi_estimate"] is None
 
 
-def test_a_stratum_people_judged_all_unresolved_leaves_the_frame() -> None:
-    """Pages nobody can read: every drawn pair of a stratum judged unresolved. That stratum
-    holds no pair of the rate's denominator as far as the sample shows: it leaves the frame,
-    named in the note, and the day keeps its estimate (before: stratum_unlabelled)."""
+def test_pairs_people_judged_unresolved_leave_the_denominator() -> None:
+    """Pages nobody can read: every drawn pair of a stratum judged unresolved. The rate is
+    among resolvable pairs (a ratio estimator): that stratum adds nothing to either total,
+    the day keeps its estimate and the note counts the unresolved pairs; the stratum's own
+    rate has no resolved unit."""
     graded, review = [], []
     for engine, size, drawn_n in (("e1", 12, 6), ("e2", 5, 2)):
         for i in range(size):
@@ -257,12 +258,18 @@ def test_a_stratum_people_judged_all_unresolved_leaves_the_frame() -> None:
                                "grader_verdict": verdict})
     rates = sample.ppi_rates(pa.Table.from_pylist(review), pa.Table.from_pylist(graded), "llm")
     overall = next(r for r in rates if r["margin"] == "overall")
-    assert overall["reason"] is None and overall["result"].N == 12
-    assert overall["result"].n == 6
-    assert "left out of the frame: stratum engine=e2" in overall["note"]
+    res = overall["result"]
+    assert overall["reason"] is None and res.N == 17
+    assert (res.n, res.n_unresolved, overall["unresolved"]) == (6, 2, 2)
+    # the rate among resolvable pairs is e1's: the unresolved stratum is not a 0 of the rate
+    e1 = next(r for r in rates if r["margin"] == "engine" and r["engine"] == "e1")
+    assert res.human_estimate == pytest.approx(e1["result"].human_estimate) == \
+        pytest.approx(0.5)
     e2 = next(r for r in rates if r["margin"] == "engine" and r["engine"] == "e2")
-    assert e2["result"] is not None and e2["result"].estimate is None
-    # one unjudged pair in the stratum: it is missing, not outside, so no estimate for the day
+    assert e2["result"].estimate is None and e2["reason"] == "no_resolved_units"
+    # one pair of e2 not judged yet: e2 has one judged pair of five, so no interval
     review[-1] = {**review[-1], "status": "awaiting_label", "human_verdict": None}
     rates = sample.ppi_rates(pa.Table.from_pylist(review), pa.Table.from_pylist(graded), "llm")
-    assert next(r for r in rates if r["margin"] == "overall")["reason"] == "stratum_unlabelled"
+    overall = next(r for r in rates if r["margin"] == "overall")
+    assert overall["reason"] == "no_interval" and overall["missing"] == 1
+    assert overall["result"].estimate == pytest.approx(0.5)
