@@ -366,11 +366,15 @@ def _ladder_step(kind: str, whole: str) -> tuple[float, float]:
     """Run one step of :data:`LADDER` on ``whole``; return (wall s, CPU s) of the work."""
     from fastwarc.warc import ArchiveIterator as FastIterator
 
-    from citeaudit.archive.index import CAPTURE_SCHEMA, ROW_GROUP_ROWS, streamed_index
-    from citeaudit.archive.index.digests import hash_payload
-    from citeaudit.archive.index.fastwarc_reader import fastwarc_slots
-    from citeaudit.archive.index.http_head import parse_http_headers
-    from citeaudit.archive.index.records import Indexer
+    from citeaudit.archive.index import (
+        CAPTURE_SCHEMA,
+        ROW_GROUP_ROWS,
+        Indexer,
+        fastwarc_slots,
+        hash_payload,
+        parse_http_headers,
+        streamed_index,
+    )
     from citeaudit.parquet_io import write_batches
 
     sha256, sha1 = hashlib.sha256, hashlib.sha1

@@ -449,7 +449,7 @@ def _write_rendering(world: World, writer: WARCWriter, cap: Capture, when: datet
     script loaded (the script, the JSON) and the rendered DOM, a ``resource`` record
     ``urn:rendered-dom:<url>`` with the shell's WARC-Date, WARC-Concurrent-To its record, and
     a ``metadata`` record describing the render."""
-    from citeaudit.archive.capture.warc_writer import RENDERED_URN
+    from citeaudit.archive.capture import RENDERED_URN
 
     url = HOST + cap.path
     loads = [(HOST + APP_JS_PATH, "application/javascript; charset=utf-8", APP_JS),
