@@ -13,10 +13,15 @@ export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 
 venv: $(STAMP)
 
+# uv (from PyPI, into the virtualenv) installs the same versions as pip in about a third of the
+# time: it downloads and unpacks in parallel. It reads no pip configuration: where it cannot
+# install (an index only pip is configured for), pip does, as before.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	@if $(PY) -m pip install --quiet uv && $(VENV)/bin/uv pip install --python $(PY) --quiet \
+	    --compile-bytecode --upgrade pip -e '.[test]'; then :; else \
+	  echo "uv could not install: pip installs instead (slower)" >&2; \
+	  $(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -e '.[test]'; fi
 	@touch $(STAMP)
 
 pywb: $(PYWB_STAMP)
