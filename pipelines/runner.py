@@ -220,8 +220,7 @@ def _registry_beside(
     registry_ok: list[bool] = []
 
     def registry_run() -> None:
-        config = {**run_config, "resources": {"paths": {"config": {
-            "raw_dir": paths.raw_dir, "derived_dir": paths.derived_dir}}}}
+        config = _with_paths(paths, run_config)
         all_tags = {**job.get_tags_for_partition_key(step.partition_key, None), **tags}
         with dg.execute_job(overlap.recon_job(step.job), instance, run_config=config,
                             tags=all_tags, asset_selection=registry) as result:
@@ -243,15 +242,21 @@ def _registry_beside(
     return _Runs(last.success)
 
 
-def _multiprocess_launcher(paths: PathsResource, base_config: dict) -> Callable:
-    """Execute one run with its steps in step processes, two at a time (``execute_job`` over
-    a pointer into ``pipelines.overlap_location``; the folders travel in the run's config)."""
-    run_config = {
+def _with_paths(paths: PathsResource, base_config: dict) -> dict:
+    """The run config with the folders in it: a step process or a worker elsewhere reads them
+    from the run, not from its own environment."""
+    return {
         **base_config,
         "resources": {
             "paths": {"config": {"raw_dir": paths.raw_dir, "derived_dir": paths.derived_dir}}
         },
     }
+
+
+def _multiprocess_launcher(paths: PathsResource, base_config: dict) -> Callable:
+    """Execute one run with its steps in step processes, two at a time (``execute_job`` over
+    a pointer into ``pipelines.overlap_location``; the folders travel in the run's config)."""
+    run_config = _with_paths(paths, base_config)
 
     def launch(
         job: dg.JobDefinition, step: Step, instance: dg.DagsterInstance, _config: dict,
@@ -287,12 +292,7 @@ def _celery_launcher(paths: PathsResource, base_config: dict) -> Callable:
     the workers load; the run's folders travel in its config, not the workers' environment)."""
     from pipelines import distributed
 
-    run_config = {
-        **base_config,
-        "resources": {
-            "paths": {"config": {"raw_dir": paths.raw_dir, "derived_dir": paths.derived_dir}}
-        },
-    }
+    run_config = _with_paths(paths, base_config)
 
     def launch(
         job: dg.JobDefinition, step: Step, instance: dg.DagsterInstance, _config: dict,
