@@ -198,6 +198,19 @@ def child(cmd: list[str], env: dict | None = None, tree: bool = False
     return stdout, secs, max(peak / 2**20, measured.peak_mb)
 
 
+def run_wget(wdir: Path, origin: str, pages: list[str], *extra: str) -> tuple[float, float]:
+    """GNU wget fetching ``pages`` through the loopback site ``origin`` (as a proxy) into a
+    WARC under ``wdir``, robots.txt obeyed: (seconds, peak RSS MB) of its process."""
+    wdir.mkdir()
+    listing = wdir / "urls.txt"
+    listing.write_text("\n".join(pages) + "\n")
+    env = dict(os.environ, http_proxy=origin.replace("http://", ""), no_proxy="")
+    _, secs, rss = child(["wget", "-q", "-e", "use_proxy=on", "-e", "robots=on", *extra,
+                          "--warc-file", str(wdir / "wget"), "--no-warc-keep-log",
+                          "-P", str(wdir / "files"), "-i", str(listing)], env)
+    return secs, rss
+
+
 def server_log(origin: str) -> list[tuple[str, float]]:
     import urllib.request
 
@@ -266,14 +279,7 @@ def main() -> None:
                           "pages_per_wall_s": round(r["pages"] / secs, 1)}))
             shutil.rmtree(out)
         if not args.skip_wget and shutil.which("wget"):
-            listing = work / "urls.txt"
-            listing.write_text("\n".join(urls(args.hosts, args.pages)) + "\n")
-            env = dict(os.environ, http_proxy=origin.replace("http://", ""), no_proxy="")
-            wdir = work / "wget"
-            wdir.mkdir()
-            _, secs, rss = child(["wget", "-q", "-e", "use_proxy=on", "-e", "robots=on",
-                                  "--warc-file", str(wdir / "wget"), "--no-warc-keep-log",
-                                  "-P", str(wdir / "files"), "-i", str(listing)], env)
+            secs, rss = run_wget(work / "wget", origin, urls(args.hosts, args.pages))
             served = len(server_log(origin))
             rows.append(("GNU wget --warc-file (1 connection)", args.hosts * args.pages,
                          args.hosts * args.pages / secs, rss,
@@ -291,15 +297,8 @@ def main() -> None:
         if not args.skip_wget and shutil.which("wget"):
             # the same pages through wget at the same 1 s (wget waits between any two
             # requests, so it takes the hosts one after the other)
-            listing = work / "polite.txt"
-            listing.write_text("\n".join(urls(args.delay_hosts, args.delay_pages)) + "\n")
-            env = dict(os.environ, http_proxy=origin.replace("http://", ""), no_proxy="")
-            wdir = work / "wget-polite"
-            wdir.mkdir()
-            _, secs, rss = child(["wget", "-q", "-e", "use_proxy=on", "-e", "robots=on",
-                                  "--wait=1", "--warc-file", str(wdir / "wget"),
-                                  "--no-warc-keep-log", "-P", str(wdir / "files"),
-                                  "-i", str(listing)], env)
+            secs, rss = run_wget(work / "wget-polite", origin,
+                                 urls(args.delay_hosts, args.delay_pages), "--wait=1")
             log = server_log(origin)
             pages = args.delay_hosts * args.delay_pages
             rows.append((f"GNU wget --wait=1, {args.delay_hosts} hosts", pages, pages / secs,
@@ -318,15 +317,8 @@ def main() -> None:
                                               "requests": len(log),
                                               "wall_s": round(secs, 2)}))
         if not args.skip_wget and shutil.which("wget"):
-            listing = work / "equal.txt"
-            listing.write_text("\n".join(urls(1, args.delay_pages)) + "\n")
-            env = dict(os.environ, http_proxy=origin.replace("http://", ""), no_proxy="")
-            wdir = work / "wget-equal"
-            wdir.mkdir()
-            _, secs, rss = child(["wget", "-q", "-e", "use_proxy=on", "-e", "robots=on",
-                                  "--wait=1", "--warc-file", str(wdir / "wget"),
-                                  "--no-warc-keep-log", "-P", str(wdir / "files"),
-                                  "-i", str(listing)], env)
+            secs, rss = run_wget(work / "wget-equal", origin, urls(1, args.delay_pages),
+                                 "--wait=1")
             log = server_log(origin)
             rows.append(("GNU wget --warc-file --wait=1, robots", args.delay_pages,
                          args.delay_pages / secs, rss, {"min_gap_s": round(min_gap(log), 3),
