@@ -142,30 +142,32 @@ def execute_steps(
     with _open_instance(executor) as instance:
         register_codebooks(instance, codebook_versions(raw) if register is None else register)
         register_dates(instance, steps)
-        if check_inputs:
-            jobs[inputs_job.name].execute_in_process(
+        # the partitions are registered: no run below adds or removes one
+        with partitions.remembered(instance):
+            if check_inputs:
+                jobs[inputs_job.name].execute_in_process(
+                    instance=instance,
+                    run_config=run_config,
+                    raise_on_error=True,
+                    tags={TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived)},
+                )
+            for step in steps:
+                tags = {TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived),
+                        RAW_TAG: storage.uri(raw)}
+                if step.job == judged_audit.name:
+                    version = judged_partition(step.partition_key)["codebook"]
+                    tags[CODEBOOK_SHA_TAG] = digests.get(version, "")
+                result = launch(jobs[step.job], step, instance, run_config, tags)
+                if not result.success:
+                    failed.append(step)
+                if on_step:
+                    on_step(step, result.success)
+            jobs[catalog_job.name].execute_in_process(
                 instance=instance,
                 run_config=run_config,
                 raise_on_error=True,
                 tags={TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived)},
             )
-        for step in steps:
-            tags = {TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived),
-                    RAW_TAG: storage.uri(raw)}
-            if step.job == judged_audit.name:
-                version = judged_partition(step.partition_key)["codebook"]
-                tags[CODEBOOK_SHA_TAG] = digests.get(version, "")
-            result = launch(jobs[step.job], step, instance, run_config, tags)
-            if not result.success:
-                failed.append(step)
-            if on_step:
-                on_step(step, result.success)
-        jobs[catalog_job.name].execute_in_process(
-            instance=instance,
-            run_config=run_config,
-            raise_on_error=True,
-            tags={TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived)},
-        )
     return failed
 
 
