@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -139,7 +141,7 @@ def execute_steps(
     digests = codebook_digests(raw)
     failed: list[Step] = []
     launch = _launcher(executor, paths, run_config, derived)
-    with _open_instance(executor) as instance:
+    with _sigterm_as_found(), _open_instance(executor) as instance:
         register_codebooks(instance, codebook_versions(raw) if register is None else register)
         register_dates(instance, steps)
         # the partitions are registered: no run below adds or removes one
@@ -169,6 +171,24 @@ def execute_steps(
                 tags={TRIGGER_TAG: trigger, DERIVED_TAG: storage.uri(derived)},
             )
     return failed
+
+
+@contextmanager
+def _sigterm_as_found() -> Iterator[None]:
+    """Leave SIGTERM as the runs found it. Dagster's in-process execution points SIGTERM at
+    SIGINT's handler and leaves it there: where SIGINT is ignored (a command a shell script
+    started in the background, a pytest-xdist worker) SIGTERM is then ignored too, by this
+    process and by every program it starts afterwards (a ``kill`` no longer stops them; a
+    replay server started after a run outlived its stop by 10 s, then was killed)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
 
 
 def _in_process(

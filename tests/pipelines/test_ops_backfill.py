@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from pathlib import Path
 
 import dagster as dg
@@ -112,7 +113,17 @@ def test_backfill_of_a_date_range(pipeline: dict) -> None:
     first, last = layout.answer_dates(raw)[0], layout.answer_dates(raw)[-1]
     assert first != last
     before = snapshot(codebook_files(derived, "v1"))
-    code = cli.main(argv(pipeline, "backfill", "--codebook", "v1", "--from", last, "--to", last))
+    # Started as a shell script starts a background job (SIGINT ignored), the runs leave SIGTERM
+    # as they found it: a `kill` still stops the command and the programs it starts afterwards.
+    was = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.signal(signal.SIGTERM,
+                                                                      signal.SIG_DFL)
+    try:
+        code = cli.main(argv(pipeline, "backfill", "--codebook", "v1", "--from", last,
+                             "--to", last))
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGINT, was[0])
+        signal.signal(signal.SIGTERM, was[1])
     assert code == 0
     after = snapshot(codebook_files(derived, "v1"))
     changed = {p for p in after if after[p][2] != before[p][2]}
