@@ -294,3 +294,17 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     yield
     assert not attempts, f"the test tried to leave the machine: {attempts[:5]}"
+
+
+@pytest.fixture(autouse=True)
+def _sigterm_as_found() -> Iterator[None]:
+    """SIGTERM as each test found it. Dagster's in-process execution (a test's ``materialize``
+    or ``execute_in_process``) points SIGTERM at SIGINT's handler, which a pytest-xdist worker
+    ignores: every server a later test started would inherit "ignore SIGTERM" and outlive its
+    stop (pywb's took the 10 s grace, then SIGKILL). ``citeaudit run`` restores it itself."""
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    if before is not None:
+        signal.signal(signal.SIGTERM, before)
