@@ -77,9 +77,10 @@ TEST_TMPDIR ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm)
 # suite starts about a hundred Python processes (CLI runs, Celery workers, Dagster's UI), each of
 # which would compile the project's modules again, and pytest would rewrite every test module's
 # assertions in each worker. (__pycache__ folders are ignored by git.)
-# Four workers on two cores: much of the suite's time is waiting (servers, politeness delays,
-# subprocesses), which the extra workers fill: three were 0.90x the wall of two, the same CPU
-# (two interleaved pairs of whole runs, 2026-12-03); four against three: see CHANGELOG.
+# Three workers on two cores: about a third of the suite's time is waiting (servers, politeness
+# delays, subprocesses), which a third worker fills: 0.90x the wall of two, the same CPU (two
+# interleaved pairs of whole runs, 2026-12-03); a fourth gave nothing (1.04x the wall of three,
+# two pairs).
 # The two virtualenvs build side by side (independent; 37-40 s instead of 52-62 s on a fresh
 # clone, two pairs).
 ## test: the whole test suite (unit, golden pywb, bad files, assets, end-to-end dagster runs)
@@ -87,7 +88,7 @@ test:
 	@$(MAKE) --no-print-directory -j2 $(STAMP) $(PYWB_STAMP)
 	$(VENV)/bin/ruff check .
 	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR)) env -u PYTHONDONTWRITEBYTECODE \
-	    $(PY) -m pytest -q -n 4 --dist loadscope --no-loadscope-reorder
+	    $(PY) -m pytest -q -n 3 --dist loadscope --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
