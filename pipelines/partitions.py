@@ -145,7 +145,7 @@ def remembered(instance: dg.DagsterInstance) -> Iterator[dg.DagsterInstance]:
     memory after asking its storage once each: the dates and codebook versions are registered
     before the runs start and no step adds or removes one, so the answers cannot change under
     the runs (another process only ever adds keys, or removes a date with no raw folder, which
-    no run of this process executes). A 10-answer ``citeaudit run``: 0.84x the wall.
+    no run of this process executes). A 10-answer ``citeaudit run``: 0.89x the wall.
 
     The instance object itself answers (its methods are shadowed on the object for the block,
     then restored), as Dagster's steps ask the instance they were given."""
