@@ -132,7 +132,6 @@ def judged_key(date: str, version: str) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({"date": date, "codebook": version})
 
 
-
 # The partition-membership questions Dagster asks an instance while it executes steps; each is
 # one SQLite query (a new connection) on the default instance, and a run asks the same few
 # questions hundreds of times (for every input of every step).
