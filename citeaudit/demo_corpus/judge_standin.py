@@ -137,7 +137,8 @@ class JudgeStandIn:
     def __enter__(self) -> JudgeStandIn:
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # polled every 0.05 s, not 0.5: __exit__ waits for the next poll
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:

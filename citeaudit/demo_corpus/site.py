@@ -183,7 +183,9 @@ class DemoSite:
         self._lock = threading.Lock()
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # polled every 0.05 s, not 0.5: stop() waits for the next poll
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,),
+                                       daemon=True)
 
     @property
     def origin(self) -> str:

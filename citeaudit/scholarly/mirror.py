@@ -126,7 +126,10 @@ class RegistryMirror:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # stop() waits for the serve loop's next poll: Python's default 0.5 s, paid by every
+        # metadata step that starts this mirror
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        daemon=True)
         self._thread.start()
 
     def stop(self) -> None:

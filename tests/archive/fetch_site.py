@@ -137,7 +137,7 @@ class FetchSite:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
                                                       _handler(self.log, slow_seconds))
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def origin(self) -> str:

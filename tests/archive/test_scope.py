@@ -209,7 +209,7 @@ class RedirectSite:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def origin(self) -> str:
@@ -294,7 +294,7 @@ class BombSite:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def origin(self) -> str:

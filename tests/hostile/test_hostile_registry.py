@@ -60,7 +60,7 @@ def server() -> Iterator[tuple[str, type[Hostile]]]:
     handler = type("H", (Hostile,), {})
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     t.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
     httpd.shutdown()
