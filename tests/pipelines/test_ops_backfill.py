@@ -10,6 +10,7 @@ session's shared demo rerun, tests/pipelines/test_run_assets.py.)
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 from pathlib import Path
@@ -155,7 +156,7 @@ def test_status_materialized_stale_failed_missing(
 
     # An in-place edit of a registered codebook makes its partitions stale, not the other's.
     book = raw / "codebooks" / "v1.yaml"
-    original = book.read_bytes()
+    original, edited_at = book.read_bytes(), book.stat()
     book.write_bytes(original + b"\n# edited in place\n")
     try:
         rows = state(pipeline)
@@ -166,8 +167,16 @@ def test_status_materialized_stale_failed_missing(
         assert all("v1.yaml changed since" in r.detail for r in rows if r.state == "stale")
     finally:
         book.write_bytes(original)
-    # Its files are newer than the outputs now: a backfill makes them current again.
-    assert cli.main(argv(pipeline, "backfill", "--codebook", "v1", "--quiet")) == 0
+    # Its file is newer than the outputs now: a backfill of a date makes that date current
+    # again, and only that date.
+    first, last = layout.answer_dates(raw)[0], layout.answer_dates(raw)[-1]
+    assert cli.main(argv(pipeline, "backfill", "--codebook", "v1", "--from", last, "--to", last,
+                         "--quiet")) == 0
+    stale = {r.partition for r in state(pipeline) if r.state == "stale"}
+    assert stale and stale <= {f"v1|{first}"}
+    # The codebook's time put back as well (its bytes are): the other date is current again.
+    os.utime(book, ns=(edited_at.st_atime_ns, edited_at.st_mtime_ns))
+    assert {r.state for r in state(pipeline)} == {"materialized"}
 
     # A daily run that fails is reported with its error; a deleted file is missing.
     day = layout.answer_dates(raw)[0]
