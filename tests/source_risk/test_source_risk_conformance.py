@@ -6,17 +6,36 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
-from citeaudit.source_risk.conformance.suite import run_suite
+
+@pytest.fixture(scope="module")
+def materialized(tmp_path_factory) -> Path:
+    """The suite run once, as the Dagster asset runs it: its derived folder."""
+    import dagster as dg
+
+    from assets.source_risk_conformance import source_risk_conformance
+    from pipelines.resources import PathsResource
+
+    tmp = tmp_path_factory.mktemp("conformance")
+    derived = tmp / "derived"
+    result = dg.materialize(
+        [source_risk_conformance],
+        resources={"paths": PathsResource(raw_dir=str(tmp / "raw"), derived_dir=str(derived))},
+        instance=dg.DagsterInstance.ephemeral(),
+    )
+    assert result.success
+    return derived
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory) -> tuple[dict, Path]:
-    out = tmp_path_factory.mktemp("conformance")
-    return run_suite(out), out
+def suite(materialized: Path) -> tuple[dict, Path]:
+    """The counts the suite returned (its counts.json) and its evidence files."""
+    out = materialized / "source_risk_conformance" / "files"
+    return json.loads((out / "counts.json").read_text(encoding="utf-8")), out
 
 
 def test_oracle_agreement(suite) -> None:
@@ -87,24 +106,13 @@ def test_tables_render(suite, capsys) -> None:
     assert "81/81" in text and "66/81" in text and "1110" in text
 
 
-def test_conformance_asset_materializes(tmp_path: Path) -> None:
+def test_conformance_asset_materializes(materialized: Path) -> None:
     """The suite as an unpartitioned Dagster asset: Table III parquet plus the evidence files."""
-    import dagster as dg
     import pyarrow.parquet as pq
 
-    from assets.source_risk_conformance import source_risk_conformance
-    from pipelines.resources import PathsResource
-
-    derived = tmp_path / "derived"
-    result = dg.materialize(
-        [source_risk_conformance],
-        resources={"paths": PathsResource(raw_dir=str(tmp_path / "raw"),
-                                          derived_dir=str(derived))},
-        instance=dg.DagsterInstance.ephemeral(),
-    )
-    assert result.success
-    rows = pq.read_table(derived / "source_risk_conformance" / "data.parquet").to_pylist()
+    rows = pq.read_table(materialized / "source_risk_conformance" / "data.parquet").to_pylist()
     assert {r["check"]: (r["passed"], r["total"]) for r in rows}[
         "mutations rejected with the expected type"] == (192, 192)
     assert all(r["passed"] == r["total"] for r in rows)
-    assert (derived / "source_risk_conformance" / "files" / "manifest.sha256").is_file()
+    assert (materialized / "source_risk_conformance" / "files" / "manifest.sha256").is_file()
+
