@@ -168,15 +168,16 @@ def _data_files(derived: Path) -> dict[str, bytes]:
 def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(
     small_run, tmp_path, monkeypatch, capsys
 ):
-    """Two real `citeaudit run` processes on one derived folder, then status on it (the
-    serial run is the session's small shared run, conftest)."""
+    """Two real `citeaudit run` processes (codebook v1) on one derived folder, then status on
+    it (the serial run is the session's small shared run, conftest, its v2 files left out: a
+    run of one codebook writes the daily and v1 files of a run of both)."""
     copy = small_run.copy(tmp_path / "c")
     derived = tmp_path / "fresh"
     env = {**os.environ, "DAGSTER_HOME": str(copy.home)}
     env.pop("CITEAUDIT_CROSSREF_URL", None)
     env.pop("CITEAUDIT_OPENALEX_URL", None)
-    command = [str(Path(sys.executable).with_name("citeaudit")), "run", "--raw", str(copy.raw),
-               "--derived", str(derived), "--quiet"]
+    run = ["run", "--raw", str(copy.raw), "--derived", str(derived), "--quiet"]
+    command = [str(Path(sys.executable).with_name("citeaudit")), *run, "--codebook", "v1"]
     procs = [subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     results = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
@@ -184,7 +185,9 @@ def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(
     assert codes == [0, 3], results
     refused = next(text for code, text in results if code == 3)
     assert "is being written by another citeaudit process (PID" in refused
-    serial, concurrent = _data_files(small_run.derived), _data_files(derived)
+    serial = {rel: data for rel, data in _data_files(small_run.derived).items()
+              if "/codebook=v2/" not in rel}
+    concurrent = _data_files(derived)
     assert concurrent.keys() == serial.keys()
     for rel in sorted(k for k in serial if serial[k] != concurrent[k]):
         # A lookup cache records when each lookup was made: equal but for that column.
@@ -204,9 +207,12 @@ def test_two_runs_at_once_one_exits_naming_the_holder_outputs_equal_serial(
         return json.loads(capsys.readouterr().out)
 
     ok = status()
-    assert {p["state"] for p in ok["partitions"]} == {"materialized"}
-    # A run of one codebook reruns the daily audit (same bytes): no v1 output turns stale.
-    assert cli.main([*command[1:], "--codebook", "v2"]) == 0
+    assert {p["state"] for p in ok["partitions"] if not p["partition"].startswith("v2|")} == {
+        "materialized"}
+    assert {p["state"] for p in ok["partitions"] if p["partition"].startswith("v2|")} == {
+        "missing"}
+    # A run of the other codebook reruns the daily audit (same bytes): no v1 output turns stale.
+    assert cli.main([*run, "--codebook", "v2"]) == 0
     again = status()
     assert [p for p in again["partitions"] if p["state"] != "materialized"] == []
     victim = next(derived.glob("metrics/observation_date=*/codebook=v1/data.parquet"))
