@@ -110,9 +110,23 @@ def test_backfill_rewrites_one_codebook_and_touches_no_other_file(pipeline: dict
 
 
 def test_backfill_of_a_date_range(pipeline: dict) -> None:
+    """A codebook edited in place makes its partitions stale, not the other codebook's; a
+    backfill of a date range rewrites that range's files only and makes that range current."""
     derived, raw = pipeline["derived"], pipeline["raw"]
     first, last = layout.answer_dates(raw)[0], layout.answer_dates(raw)[-1]
     assert first != last
+    judged = judged_assets()
+    book = raw / "codebooks" / "v1.yaml"
+    original, edited_at = book.read_bytes(), book.stat()
+    book.write_bytes(original + b"\n# edited in place\n")
+    try:
+        rows = state(pipeline)
+        stale = {(r.asset, r.partition) for r in rows if r.state == "stale"}
+        assert (judged[0], f"v1|{first}") in stale
+        assert not any(p.startswith("v2|") for _, p in stale)
+        assert all("v1.yaml changed since" in r.detail for r in rows if r.state == "stale")
+    finally:
+        book.write_bytes(original)  # the bytes back, the file still newer than the outputs
     before = snapshot(codebook_files(derived, "v1"))
     # Started as a shell script starts a background job (SIGINT ignored), the runs leave SIGTERM
     # as they found it: a `kill` still stops the command and the programs it starts afterwards.
@@ -130,6 +144,11 @@ def test_backfill_of_a_date_range(pipeline: dict) -> None:
     changed = {p for p in after if after[p][2] != before[p][2]}
     assert changed and all(f"observation_date={last}" in p for p in changed)
     assert {p for p in after if f"observation_date={first}" in p}.isdisjoint(changed)
+    stale = {r.partition for r in state(pipeline) if r.state == "stale"}
+    assert stale and stale <= {f"v1|{first}"}
+    # The codebook's time put back as well: the other date is current again.
+    os.utime(book, ns=(edited_at.st_atime_ns, edited_at.st_mtime_ns))
+    assert {r.state for r in state(pipeline)} == {"materialized"}
 
 
 def test_backfill_refuses_unknown_versions_and_missing_daily_data(
@@ -153,30 +172,6 @@ def test_status_materialized_stale_failed_missing(
     ]
     names = {r.asset for r in rows}
     assert set(judged) | set(daily_assets()) | {"catalog"} <= names
-
-    # An in-place edit of a registered codebook makes its partitions stale, not the other's.
-    book = raw / "codebooks" / "v1.yaml"
-    original, edited_at = book.read_bytes(), book.stat()
-    book.write_bytes(original + b"\n# edited in place\n")
-    try:
-        rows = state(pipeline)
-        stale = {(r.asset, r.partition) for r in rows if r.state == "stale"}
-        date = layout.answer_dates(raw)[0]
-        assert (judged[0], f"v1|{date}") in stale
-        assert not any(p.startswith("v2|") for _, p in stale)
-        assert all("v1.yaml changed since" in r.detail for r in rows if r.state == "stale")
-    finally:
-        book.write_bytes(original)
-    # Its file is newer than the outputs now: a backfill of a date makes that date current
-    # again, and only that date.
-    first, last = layout.answer_dates(raw)[0], layout.answer_dates(raw)[-1]
-    assert cli.main(argv(pipeline, "backfill", "--codebook", "v1", "--from", last, "--to", last,
-                         "--quiet")) == 0
-    stale = {r.partition for r in state(pipeline) if r.state == "stale"}
-    assert stale and stale <= {f"v1|{first}"}
-    # The codebook's time put back as well (its bytes are): the other date is current again.
-    os.utime(book, ns=(edited_at.st_atime_ns, edited_at.st_mtime_ns))
-    assert {r.state for r in state(pipeline)} == {"materialized"}
 
     # A daily run that fails is reported with its error; a deleted file is missing.
     day = layout.answer_dates(raw)[0]
