@@ -30,8 +30,10 @@ $(STAMP): pyproject.toml
 
 pywb: $(PYWB_STAMP)
 
+# Both virtualenvs are compiled to bytecode at install (uv does not by default; pip does): the
+# tests' first pywb processes otherwise compiled its ~500 modules themselves, side by side.
 $(PYWB_STAMP):
-	@if $(PYTHON) -m venv $(PYWB_VENV) && $(call install,$(PYWB_VENV),'$(PYWB_SPEC)'); \
+	@if $(PYTHON) -m venv $(PYWB_VENV) && $(call install,$(PYWB_VENV),'$(PYWB_SPEC)',--compile-bytecode); \
 	then touch $(PYWB_STAMP); \
 	else echo "warning: could not build $(PYWB_VENV) (pywb); its tests will skip" >&2; fi
 
