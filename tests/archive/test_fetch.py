@@ -87,8 +87,12 @@ def test_per_host_delay_holds_on_the_server_side(tmp_path):
     for host in ("d.test", "e.test"):
         times = [t for h, _, t in site.log.requests if h == host]
         assert len(times) == 6  # robots + 4 pages + the soft-404 probe, all at the delay
+        # The crawler spaces its request starts; an arrival can only be later than its start (a
+        # busy machine delays one now and then, shortening the gap after it): the six arrivals
+        # span five delays but for the first one's lateness, and no gap is far below the delay.
+        assert times[-1] - times[0] >= 5 * 0.4 - 0.02, times
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-        assert min(gaps) >= 0.38, gaps
+        assert min(gaps) >= 0.3, gaps
     # the two hosts were crawled side by side, not one after the other
     d_times = [t for h, _, t in site.log.requests if h == "d.test"]
     e_times = [t for h, _, t in site.log.requests if h == "e.test"]
