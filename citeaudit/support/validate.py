@@ -169,23 +169,43 @@ def pass_threshold(scores: np.ndarray, target: float = PASS_TARGET) -> float:
     return float(s[int(np.floor((1 - target) * len(s)))]) if len(s) else float("nan")
 
 
-def _boot(rows: list[dict], stat, replicates: int | None = None
-          ) -> tuple[float, float, float]:
-    """(estimate, low, high): the statistic and its 95% percentile bootstrap over questions
-    (``replicates``: default ``REPLICATES``, read at the call)."""
+Columns = dict[str, np.ndarray]
+
+
+def _columns(rows: list[dict], floats: tuple[str, ...], others: tuple[str, ...]) -> Columns:
+    """The rows as one array per key (``floats`` as float, ``None`` as NaN), so a bootstrap
+    replicate is an index array taken from each column instead of a list of rows."""
+    cols = {k: np.array([r[k] for r in rows], dtype=float) for k in floats}
+    cols.update({k: np.array([r[k] for r in rows]) for k in others})
+    return cols
+
+
+def _replicates(rows: list[dict], cols: Columns, replicates: int | None = None
+                ) -> list[Columns]:
+    """The bootstrap replicates over questions (``replicates``: default ``REPLICATES``, read
+    at the call): each draws the questions with replacement and takes their rows, in the order
+    drawn, from every column. Every figure of one group is computed on the same replicates."""
     replicates = REPLICATES if replicates is None else replicates
     questions = sorted({r["question"] for r in rows})
     index: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         index.setdefault(r["question"], []).append(i)
-    point = stat(rows)
+    members = [np.array(index[q], dtype=np.intp) for q in questions]
     rng = np.random.default_rng(SEED)
-    values = []
+    out = []
     for _ in range(replicates):
         picks = rng.integers(0, len(questions), len(questions))
-        sample = [rows[i] for q in picks for i in index[questions[q]]]
-        values.append(stat(sample))
-    values = np.array(values, dtype=float)
+        take = (np.concatenate([members[q] for q in picks]) if len(picks)
+                else np.zeros(0, np.intp))
+        out.append({k: v[take] for k, v in cols.items()})
+    return out
+
+
+def _boot(cols: Columns, samples: list[Columns], stat) -> tuple[float, float, float]:
+    """(estimate, low, high): ``stat`` of the columns and its 95% percentile interval over
+    the bootstrap ``samples``."""
+    point = stat(cols)
+    values = np.array([stat(sample) for sample in samples], dtype=float)
     values = values[~np.isnan(values)]
     if len(values) == 0 or np.isnan(point):
         return point, float("nan"), float("nan")
@@ -196,41 +216,37 @@ def _col(rows: list[dict], key: str, kind: str | None = None) -> np.ndarray:
     return np.array([r[key] for r in rows if kind is None or r["kind"] == kind], dtype=float)
 
 
+def _mean(values: np.ndarray) -> float:
+    return float(np.mean(values)) if len(values) else float("nan")
+
+
 def decorative(rows: list[dict], baseline_cut: float, grader_cut: float = float("nan")
                ) -> dict[str, tuple]:
     """Held-out decorative-citation figures for one group of (true Complete + swapped) rows."""
-    def flagged(rs):
-        s = [r for r in rs if r["kind"] == "swapped"]
-        return float(np.mean([r["flagged"] for r in s])) if s else float("nan")
+    cols = _columns(rows, ("plain_coverage", "score", "grader_score"), ("kind", "flagged"))
 
-    def passed(rs):
-        t = [r for r in rs if r["kind"] == "true"]
-        return float(np.mean([not r["flagged"] for r in t])) if t else float("nan")
-
-    def base_flagged(rs):
-        s = _col(rs, "plain_coverage", "swapped")
-        return float(np.mean(s < baseline_cut)) if len(s) else float("nan")
+    def of(c: Columns, key: str, kind: str) -> np.ndarray:
+        return c[key][c["kind"] == kind]
 
     def auc_of(key):
-        return lambda rs: auc(_col(rs, key, "true"), _col(rs, key, "swapped"))
+        return lambda c: auc(of(c, key, "true"), of(c, key, "swapped"))
 
-    def grader_flagged(rs):
-        s = _col(rs, "grader_score", "swapped")
-        return float(np.mean(s < grader_cut)) if len(s) else float("nan")
+    samples = _replicates(rows, cols)
 
-    def grader_passed(rs):
-        t = _col(rs, "grader_score", "true")
-        return float(np.mean(t >= grader_cut)) if len(t) else float("nan")
+    def boot(stat):
+        return _boot(cols, samples, stat)
 
     return {
-        "grader_swapped_flagged": _boot(rows, grader_flagged),
-        "grader_true_passed": _boot(rows, grader_passed),
-        "auc_grader": _boot(rows, auc_of("grader_score")),
-        "swapped_flagged": _boot(rows, flagged),
-        "true_passed": _boot(rows, passed),
-        "auc_locator": _boot(rows, auc_of("score")),
-        "auc_coverage": _boot(rows, auc_of("plain_coverage")),
-        "baseline_swapped_flagged": _boot(rows, base_flagged),
+        "grader_swapped_flagged": boot(
+            lambda c: _mean(of(c, "grader_score", "swapped") < grader_cut)),
+        "grader_true_passed": boot(lambda c: _mean(of(c, "grader_score", "true") >= grader_cut)),
+        "auc_grader": boot(auc_of("grader_score")),
+        "swapped_flagged": boot(lambda c: _mean(of(c, "flagged", "swapped").astype(bool))),
+        "true_passed": boot(lambda c: _mean(~of(c, "flagged", "true").astype(bool))),
+        "auc_locator": boot(auc_of("score")),
+        "auc_coverage": boot(auc_of("plain_coverage")),
+        "baseline_swapped_flagged": boot(
+            lambda c: _mean(of(c, "plain_coverage", "swapped") < baseline_cut)),
         "n_true": (sum(r["kind"] == "true" for r in rows),),
         "n_swapped": (sum(r["kind"] == "swapped" for r in rows),),
     }
@@ -238,33 +254,30 @@ def decorative(rows: list[dict], baseline_cut: float, grader_cut: float = float(
 
 def expert(rows: list[dict], length_cut: float) -> dict[str, tuple]:
     """Held-out Complete-vs-rest figures for one group of true pairs with evidence."""
-    def truth(rs):
-        return np.array([r["label"] == "Complete" for r in rs], dtype=bool)
+    cols = _columns(rows, ("score", "plain_coverage", "length"), ("located",))
+    cols["complete"] = np.array([r["label"] == "Complete" for r in rows], dtype=bool)
 
     def ba(pred):
-        return lambda rs: balanced_accuracy(truth(rs), pred(rs))
+        return lambda c: balanced_accuracy(c["complete"], pred(c))
 
     def auc_of(key):
-        def f(rs):
-            t = truth(rs)
-            v = np.array([r[key] for r in rs], dtype=float)
-            return auc(v[t], v[~t])
-        return f
+        return lambda c: auc(c[key][c["complete"]], c[key][~c["complete"]])
 
-    def diff(rs):
-        return auc_of("score")(rs) - auc_of("length")(rs)
+    samples = _replicates(rows, cols)
+
+    def boot(stat):
+        return _boot(cols, samples, stat)
 
     return {
-        "ba_locator": _boot(rows, ba(lambda rs: np.array([r["located"] for r in rs]))),
-        "ba_all_located": _boot(rows, ba(lambda rs: np.ones(len(rs), bool))),
-        "ba_length": _boot(rows, ba(lambda rs: np.array([r["length"] >= length_cut
-                                                         for r in rs]))),
-        "auc_locator": _boot(rows, auc_of("score")),
-        "auc_coverage": _boot(rows, auc_of("plain_coverage")),
-        "auc_length": _boot(rows, auc_of("length")),
-        "auc_locator_minus_length": _boot(rows, diff),
+        "ba_locator": boot(ba(lambda c: c["located"].astype(bool))),
+        "ba_all_located": boot(ba(lambda c: np.ones(len(c["complete"]), bool))),
+        "ba_length": boot(ba(lambda c: c["length"] >= length_cut)),
+        "auc_locator": boot(auc_of("score")),
+        "auc_coverage": boot(auc_of("plain_coverage")),
+        "auc_length": boot(auc_of("length")),
+        "auc_locator_minus_length": boot(lambda c: auc_of("score")(c) - auc_of("length")(c)),
         "n": (len(rows),),
-        "n_complete": (int(truth(rows).sum()),),
+        "n_complete": (int(cols["complete"].sum()),),
     }
 
 

@@ -139,21 +139,22 @@ def _label_decorative(rows: list[dict]) -> dict[str, tuple]:
     supported, unsupported or contradicted (flagged), of true Complete pairs labelled
     ``fully_supported`` (passed), and of either left ``unresolved`` (the grader could not say:
     neither a flag nor a pass, counted on its own)."""
-    def share(kind: str, test: Callable[[str], bool]) -> Callable[[list[dict]], float]:
-        def f(rs: list[dict]) -> float:
-            v = [test(r["grader"]) for r in rs if r["kind"] == kind]
+    cols = {k: np.array([r[k] for r in rows], dtype=object) for k in ("kind", "grader")}
+    samples = validate._replicates(rows, cols)
+
+    def share(kind: str, wanted: Callable[[str], bool]) -> tuple[float, float, float]:
+        def f(c: validate.Columns) -> float:
+            v = [wanted(g) for g in c["grader"][c["kind"] == kind]]
             return float(np.mean(v)) if v else float("nan")
-        return f
+        return validate._boot(cols, samples, f)
 
     return {
         "n_true": (sum(r["kind"] == "true" for r in rows),),
         "n_swapped": (sum(r["kind"] == "swapped" for r in rows),),
-        "swapped_flagged": validate._boot(rows, share(
-            "swapped", lambda g: g not in ("fully_supported", "unresolved"))),
-        "true_passed": validate._boot(rows, share("true", lambda g: g == "fully_supported")),
-        "swapped_unresolved": validate._boot(rows, share("swapped",
-                                                         lambda g: g == "unresolved")),
-        "true_unresolved": validate._boot(rows, share("true", lambda g: g == "unresolved")),
+        "swapped_flagged": share("swapped", lambda g: g not in ("fully_supported", "unresolved")),
+        "true_passed": share("true", lambda g: g == "fully_supported"),
+        "swapped_unresolved": share("swapped", lambda g: g == "unresolved"),
+        "true_unresolved": share("true", lambda g: g == "unresolved"),
     }
 
 
