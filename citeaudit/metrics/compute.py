@@ -40,7 +40,6 @@ from typing import Any, NamedTuple
 
 import duckdb
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from citeaudit import duck
@@ -221,6 +220,9 @@ def _distinct_per_key(keys: np.ndarray, values: np.ndarray, null: int | None
     if keys.size == 0:
         return {}
     width = int(values.max()) + 1
+    # imported at the call: Dagster's UI, daemon and code server load this module and never
+    # need it
+    import pandas as pd
     pairs = pd.unique(keys * width + values.astype(np.int64))
     n = np.bincount(pairs // width)
     present = np.flatnonzero(n)

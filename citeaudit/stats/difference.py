@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats as sps
 
 METHOD = "paired_cluster_linearized"
 # The floor under an interval and a p-value (:func:`below_floor`). The cluster-robust
@@ -155,6 +154,9 @@ def ratio_difference(
         notes.append("Agresti–Caffo adjusted centre and boundary variance")
     se = float(np.sqrt(var))
     df = g - 1
+    # imported at the call: Dagster's UI, daemon and code server load this module and never
+    # need it
+    from scipy import stats as sps
     q = float(sps.t.ppf(1 - alpha / 2, df))
     low, high = centre - q * se, centre + q * se
     p = float(2 * sps.t.sf(abs(centre) / se, df)) if se > 0 else (1.0 if centre == 0 else 0.0)

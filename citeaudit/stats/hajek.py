@@ -6,7 +6,6 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as _sp
 
 from citeaudit.stats._common import (
     Interval,
@@ -118,6 +117,9 @@ def hajek_ratio_batch(
     if n_psu == 1:
         se = np.full(b, np.nan)
         notes.append("one unit or cluster: variance undefined, no interval")
+    # imported at the call: Dagster's UI, daemon and code server load this module and never
+    # need it
+    from scipy import stats as _sp
     if dist == "t" and df >= 1:
         crit = float(_sp.t.ppf(1 - alpha / 2, df))
     else:

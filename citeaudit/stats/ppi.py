@@ -46,7 +46,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as _sp
 
 from citeaudit.stats._common import _check_alpha
 
@@ -245,6 +244,9 @@ def combine(m: Moments, alpha: float = 0.05) -> dict[str, NDArray[np.float64]]:
         v_p = np.sum(a * (see - 2 * lam_h * seu + lam_h * lam_h * suu), axis=-1) / den_h**2
     v_p = np.minimum(np.maximum(v_p, 0.0), v_h)  # rounding only: λ is chosen so v_p <= v_h
     df = np.maximum(m.n.sum(axis=-1) - m.n.shape[-1], 1)
+    # imported at the call: Dagster's UI, daemon and code server load this module and never
+    # need it
+    from scipy import stats as _sp
     q = _sp.t.ppf(1 - alpha / 2, df)
     se_h, se_p = np.sqrt(v_h), np.sqrt(v_p)
     out = {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from statsmodels.stats.proportion import proportion_confint
 
 from citeaudit.stats._common import Interval, _check_alpha
 
@@ -18,6 +17,9 @@ def wilson_bounds(
     would put the bound above the estimate 0. Bounds are clamped to contain ``k/n`` and to
     lie in [0, 1]. All ``n`` must be positive; :func:`wilson` handles ``n == 0``.
     """
+    # imported at the call: Dagster's UI, daemon and code server load this module and never
+    # need it
+    from statsmodels.stats.proportion import proportion_confint
     _check_alpha(alpha)
     k = np.asarray(successes, dtype=np.float64)
     m = np.asarray(n, dtype=np.float64)

@@ -18,7 +18,6 @@ import math
 import krippendorff
 import numpy as np
 import pyarrow as pa
-from statsmodels.stats.inter_rater import cohens_kappa
 
 from citeaudit import duck
 from citeaudit.codebook import SUPPORT_LABELS
@@ -78,6 +77,9 @@ def _kappas(pairs: pa.Table) -> dict[str, list[dict]]:
         key = (r["stratum"], r["annotator_a"], r["annotator_b"])
         t = tables.setdefault(key, np.zeros((len(SUPPORT_LABELS), len(SUPPORT_LABELS))))
         t[CODE[r["label_a"]], CODE[r["label_b"]]] += r["n"]
+    # imported at the call: Dagster's UI, daemon and code server load this module and never
+    # need it
+    from statsmodels.stats.inter_rater import cohens_kappa
     for (name, a, b), table in sorted(tables.items()):
         n = int(table.sum())
         used = sorted(set(np.nonzero(table.sum(0) + table.sum(1))[0]))

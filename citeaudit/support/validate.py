@@ -38,7 +38,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy.stats import rankdata
 
 from citeaudit import duck
 from citeaudit.codebook import Codebook
@@ -151,6 +150,9 @@ def auc(positive: np.ndarray, negative: np.ndarray) -> float:
         # U = wins + ties / 2 is exact, as the rank sum's: the same bytes as the ranking path
         return float((np.count_nonzero(p > q) + 0.5 * np.count_nonzero(p == q))
                      / (len(positive) * len(negative)))
+    # imported at the call: Dagster's UI, daemon and code server load this module and never
+    # need it
+    from scipy.stats import rankdata
     ranks = rankdata(np.concatenate([positive, negative]))
     n1 = len(positive)
     return float((ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * len(negative)))
