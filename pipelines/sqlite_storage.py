@@ -4,7 +4,8 @@ Dagster's own SQLite storages (runs, event logs, schedules) build a new SQLAlche
 every connection and throw it away after. That costs the engine's set-up and, worse, its
 statement cache: every event Dagster stores compiles its INSERT again. A run stores a few
 events per step (about 800 in the demo's run), so this was about a sixth of the CPU of a
-`citeaudit run` (demo corpus, 42 CPU-s with Dagster's classes, 35 with these; two pairs).
+`citeaudit run` (demo corpus: 39.0 and 44.9 CPU-s with Dagster's classes, 31.4 and 39.0 with
+these; two interleaved pairs).
 
 These subclasses change that one thing. Each keeps its engines (at most :data:`ENGINES` of
 them, the most recently used: the event log has one database per run, and the UI may read
