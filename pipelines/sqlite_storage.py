@@ -19,7 +19,6 @@ Dagster's classes.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
@@ -146,20 +145,19 @@ class SqliteStorage(sqlite_storage.DagsterSqliteStorage):
     def from_config_value(
         cls, inst_data: ConfigurableClassData | None, config_value: Any
     ) -> SqliteStorage:
-        os.makedirs(config_value["base_dir"], exist_ok=True)
-        return cls(inst_data=inst_data, **config_value)
+        return cls.from_local(inst_data=inst_data, **config_value)
 
     @property
     def _runs_dir(self) -> str:
-        return os.path.join(self.base_dir, "history", "")
+        return sqlite_storage._runs_directory(self.base_dir)
 
     @property
     def _event_logs_dir(self) -> str:
-        return os.path.join(self.base_dir, "history", "runs", "")
+        return sqlite_storage._event_logs_directory(self.base_dir)
 
     @property
     def _schedules_dir(self) -> str:
-        return os.path.join(self.base_dir, "schedules")
+        return sqlite_storage._schedule_directory(self.base_dir)
 
     @property
     def run_storage_data(self) -> ConfigurableClassData:
