@@ -1,25 +1,29 @@
-"""The Dagster instance's SQLite storage, keeping one SQLAlchemy engine per database file.
+"""The Dagster instance's SQLite storage, keeping one SQLAlchemy engine per database file and a
+few idle connections per engine.
 
 Dagster's own SQLite storages (runs, event logs, schedules) build a new SQLAlchemy engine for
-every connection and throw it away after. That costs the engine's set-up and, worse, its
-statement cache: every event Dagster stores compiles its INSERT again. A run stores a few
-events per step (about 800 in the demo's run), so this was about a sixth of the CPU of a
-`citeaudit run` (demo corpus: 39.0 and 44.9 CPU-s with Dagster's classes, 31.4 and 39.0 with
-these; two interleaved pairs).
+every connection and throw it away after (``NullPool``: a new SQLite connection per use). That
+costs the engine's set-up, its statement cache (every event Dagster stores compiled its INSERT
+again) and a connection opened and closed per statement. A run stores a few events per step
+(about 800 in the demo's run) and reads the latest materializations of each step's inputs.
 
 These subclasses change that one thing. Each keeps its engines (at most :data:`ENGINES` of
 them, the most recently used: the event log has one database per run, and the UI may read
-hundreds) and opens connections exactly as before: ``NullPool``, a fresh SQLite connection per
-use, nothing left open between uses, so several processes share the files as they did. The
-project's ``dagster.yaml`` names :class:`Instance` as its ``instance_class``, whose default
-storage they are, in Dagster's own layout (``history/``, ``history/runs/``, ``schedules/`` under
-the instance's home); a home whose ``dagster.yaml`` does not name it reads the same files through
-Dagster's classes.
+hundreds) and each engine keeps up to :data:`IDLE_CONNECTIONS` SQLite connections between uses
+(more are opened when threads need them, and closed when they are given back). An idle
+connection holds no transaction and no lock, so other processes write the same files as before
+(SQLite locks per transaction); a process that forks drops the engines it inherited, unclosed
+(they belong to the parent), and opens its own. The project's ``dagster.yaml`` names
+:class:`Instance` as its ``instance_class``, whose default storage they are, in Dagster's own
+layout (``history/``, ``history/runs/``, ``schedules/`` under the instance's home); a home whose
+``dagster.yaml`` does not name it reads the same files through Dagster's classes.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -36,32 +40,48 @@ from dagster._core.storage.schedules.sqlite import sqlite_schedule_storage
 from dagster._serdes import ConfigurableClassData
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import QueuePool
 
 # Engines kept per storage: the index shard and the runs being written or read.
 ENGINES = 32
+# SQLite connections an engine keeps open between uses (a run's steps use one at a time).
+IDLE_CONNECTIONS = 2
 
 
 class _Engines:
-    """The most recently used engines by database URL (thread safe; NullPool: an engine that
-    falls out holds no connection, so dropping it closes nothing)."""
+    """The most recently used engines by database URL (thread safe). An engine that falls out
+    is disposed of: its idle connections close, one in use closes when it is given back."""
 
     def __init__(self, **engine_args: Any) -> None:
         self._args = engine_args
         self._engines: OrderedDict[str, Engine] = OrderedDict()
         self._lock = threading.Lock()
+        _ALL.add(self)
 
     def get(self, url: str) -> Engine:
         with self._lock:
             engine = self._engines.get(url)
             if engine is None:
-                engine = create_engine(url, poolclass=NullPool, **self._args)
+                engine = create_engine(url, poolclass=QueuePool, pool_size=IDLE_CONNECTIONS,
+                                       max_overflow=-1, **self._args)
                 self._engines[url] = engine
                 while len(self._engines) > ENGINES:
-                    self._engines.popitem(last=False)
+                    self._engines.popitem(last=False)[1].dispose()
             else:
                 self._engines.move_to_end(url)
             return engine
+
+    def _forget_in_child(self) -> None:
+        """In a forked child: drop the parent's engines without closing their connections
+        (SQLAlchemy's ``dispose(close=False)``), so the child opens its own."""
+        for engine in self._engines.values():
+            engine.dispose(close=False)
+        self._engines = OrderedDict()
+        self._lock = threading.Lock()
+
+
+_ALL: weakref.WeakSet[_Engines] = weakref.WeakSet()
+os.register_at_fork(after_in_child=lambda: [cache._forget_in_child() for cache in list(_ALL)])
 
 
 @contextmanager

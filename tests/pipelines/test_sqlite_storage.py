@@ -1,18 +1,22 @@
 """The project's Dagster instance (``pipelines.sqlite_storage``): Dagster's SQLite storage in
-Dagster's layout, with one SQLAlchemy engine kept per database file.
+Dagster's layout, with one SQLAlchemy engine kept per database file and its connections reused.
 
 A home whose ``dagster.yaml`` names the instance class must store through the project's
-classes, keep its engines (not build one per connection) and leave files that Dagster's own
-classes read back unchanged: a home written by one reads in the other.
+classes, keep its engines (not build one per connection) and their connections (not open one
+per statement), hand none of them to a forked child, and leave files that Dagster's own classes
+read back unchanged: a home written by one reads in the other.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from dagster import DagsterInstance, asset, materialize
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME
+from sqlalchemy import event
 
 from pipelines import sqlite_storage
 
@@ -91,3 +95,32 @@ def test_engines_kept_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         cache.get(url)
     assert list(cache._engines) == urls[2:]
     assert cache.get(urls[0]) is not first  # fell out, built again
+
+
+def test_connections_are_reused_and_a_forked_child_opens_its_own(tmp_path: Path):
+    home = _home(tmp_path / "home", project_yaml=True)
+    with DagsterInstance.from_config(str(home)) as instance:
+        assert materialize([numbers, total], instance=instance).success
+        engines = instance.event_log_storage._engine_cache
+        url = instance.event_log_storage.conn_string_for_shard(INDEX_SHARD_NAME)
+        index = engines.get(url)
+        opened: list[int] = []
+        event.listen(index, "connect", lambda *_: opened.append(os.getpid()))
+        assert materialize([numbers, total], instance=instance).success
+        assert opened == [], "the index shard opened a new SQLite connection per use"
+        assert index.pool.checkedin() >= 1
+        pid = os.fork()
+        if pid == 0:  # the child: its own connections, the parent's left alone
+            try:
+                ok = (engines.get(url) is not index
+                      and len(instance.get_runs()) == 2
+                      and materialize([numbers], instance=instance).success)
+            except BaseException:  # noqa: BLE001 - reported through the exit status
+                ok = False
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, "the forked child could not store a run"
+        # the parent goes on through the connections it kept, and sees the child's run
+        assert len(instance.get_runs()) == 3
+        assert engines.get(url) is index
+        assert opened == [], "the parent opened connections again after the fork"
