@@ -85,7 +85,7 @@ def tuples_file(n: int) -> Path:
 
 def bench_endpoint(n: int, repeat: int) -> dict:
     path = tuples_file(n)
-    con = duck.connect()
+    con = duck.connect(isolated=True)
     con.execute("SET threads = 1")
     bare_sql = f"SELECT sum(I), sum(A), sum(M), sum(D) FROM read_parquet('{path}')"
     con.execute(f"CREATE VIEW sr_tuples AS SELECT I, A, M, D FROM read_parquet('{path}')")

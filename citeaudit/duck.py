@@ -9,6 +9,10 @@ runs it.
 
 from __future__ import annotations
 
+import itertools
+import os
+import threading
+import weakref
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,17 +30,72 @@ OFFLINE_CONFIG = {
 
 
 def connect(
-    database: str | Path = ":memory:", *, read_only: bool = False
+    database: str | Path = ":memory:", *, read_only: bool = False, isolated: bool = False
 ) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that never reaches the network and computes in UTC.
+
+    An in-memory connection is a connection to one database instance this process shares,
+    working in a private in-memory catalog of its own (its tables, views and registered Arrow
+    tables are its own; the catalog is detached once the connection object is gone, so a
+    relation or reader must not outlive the connection it came from). Starting a
+    DuckDB instance costs about 22 ms here, a private catalog about 1.4 ms, and a run opens a
+    hundred connections. ``isolated=True`` gives a database instance of its own instead, as a
+    file ``database`` always has: needed by work that changes settings DuckDB keeps per
+    instance (``threads``, ``memory_limit``, ``temp_directory``: :func:`spill_to_disk`),
+    registers Python functions, attaches files or opens cursors.
 
     When this process works on an object-storage root, the s3fs filesystem is registered on
     the connection, so SQL files read ``s3://`` parquet exactly as they read local paths.
     """
-    con = duckdb.connect(str(database), read_only=read_only, config=dict(OFFLINE_CONFIG))
+    if isolated or str(database) != ":memory:":
+        con = duckdb.connect(str(database), read_only=read_only, config=dict(OFFLINE_CONFIG))
+    else:
+        con = _private_catalog()
     con.execute("SET TimeZone = 'UTC'")
     storage.register_duckdb(con)
     return con
+
+
+class _Shared:
+    """This process's shared DuckDB instance, and the private catalogs to detach from it."""
+
+    lock = threading.Lock()
+    instance: duckdb.DuckDBPyConnection | None = None
+    names = itertools.count()
+    released: list[str] = []
+    cursors: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
+    # instances inherited from a parent process: never used nor destroyed in the child (DuckDB
+    # would join threads the child does not have)
+    inherited: list[duckdb.DuckDBPyConnection] = []
+
+
+def _private_catalog() -> duckdb.DuckDBPyConnection:
+    """A cursor of the shared instance using a new in-memory catalog; the catalogs of cursors
+    already garbage collected are detached first (not from the finalizer itself, which may
+    run in the middle of another DuckDB call)."""
+    with _Shared.lock:
+        if _Shared.instance is None:
+            _Shared.instance = duckdb.connect(":memory:", config=dict(OFFLINE_CONFIG))
+        for gone in _Shared.released[:]:
+            _Shared.released.remove(gone)
+            _Shared.instance.execute(f"DETACH DATABASE IF EXISTS {gone}")
+        name = f"private_{next(_Shared.names)}"
+        _Shared.instance.execute(f"ATTACH ':memory:' AS {name}")
+        con = _Shared.instance.cursor()
+    con.execute(f"USE {name}")
+    weakref.finalize(con, _Shared.released.append, name)
+    _Shared.cursors.add(con)
+    return con
+
+
+def _after_fork_in_child() -> None:
+    if _Shared.instance is not None:
+        _Shared.inherited.append(_Shared.instance)
+    _Shared.instance, _Shared.lock, _Shared.released = None, threading.Lock(), []
+    _Shared.cursors = weakref.WeakSet()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @cache
@@ -84,6 +143,9 @@ def spill_to_disk(con: duckdb.DuckDBPyConnection, memory_limit: str, folder: str
     beyond it spill to temporary files in ``folder`` (a private folder the caller removes).
     Insertion order stays preserved, so a spilled result comes back in the same order as an
     in-memory one and the files written from it keep the same bytes."""
+    if con in _Shared.cursors:
+        raise ValueError("spill_to_disk changes settings of the whole DuckDB instance: open the "
+                         "connection with duck.connect(isolated=True)")
     con.execute("SET memory_limit = $m", {"m": memory_limit})
     con.execute("SET temp_directory = $d", {"d": str(folder)})
     con.execute("SET preserve_insertion_order = true")

@@ -143,7 +143,7 @@ def cited_domains(derived: Path, date: str, version: str) -> pa.Table:
     if missing:
         raise FileNotFoundError(f"cited_domains of {date} × {version}: {', '.join(missing)} "
                                 f"not materialized: run citeaudit run --date {date}")
-    con = duck.connect()
+    con = duck.connect(isolated=True)  # threads: an instance-wide setting
     try:
         con.execute("SET threads = 1")  # sums in one order: a rerun writes the same bytes
         answers = con.read_parquet(str(tables["answers"]))

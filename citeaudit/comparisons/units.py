@@ -46,7 +46,7 @@ def query_sums(derived: Path, date: str, version: str) -> pa.Table:
     tables = inputs.available(derived, date, version)
     weighted = [m.name for m in METRICS if m.weighted and m.kind != "f1"]
     with tempfile.TemporaryDirectory(prefix="citeaudit-comparisons-") as spill:
-        con = duck.connect()
+        con = duck.connect(isolated=True)  # threads and the spill: instance-wide
         try:
             # one thread: the float sums per query then add in one order, rerun after rerun
             con.execute("SET threads = 1")

@@ -543,7 +543,7 @@ def compute_partition(derived: Path, date: str, version: str, *,
     (another ``units`` path, see :func:`compute`, runs as it always did, without a limit)."""
     tables = inputs.available(derived, date, version)
     with tempfile.TemporaryDirectory(prefix="citeaudit-metrics-") as spill:
-        con = duck.connect()
+        con = duck.connect(isolated=True)  # the spill sets instance-wide limits
         try:
             if units is None:
                 duck.spill_to_disk(con, MEMORY_LIMIT, spill)

@@ -176,7 +176,7 @@ def stream_parquet(reader: pa.RecordBatchReader, path: Path,
 def work_connection(folder: Path):
     """A DuckDB connection whose joins and sorts spill to ``folder`` past a memory limit, with
     a database file there (``STORE``) for the tables that grow with the run."""
-    con = duck.connect()
+    con = duck.connect(isolated=True)  # attaches its store, sets limits
     duck.spill_to_disk(con, MEMORY_LIMIT, folder / "spill")
     con.execute(f"ATTACH $path AS {STORE}", {"path": str(folder / "store.duckdb")})
     con.execute("SET search_path = $p", {"p": f"memory.main,{STORE}.main"})

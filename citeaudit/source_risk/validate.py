@@ -238,7 +238,7 @@ class Ledger:
                  prior: pa.Table | duckdb.DuckDBPyRelation | None = None,
                  con: duckdb.DuckDBPyConnection | None = None, keep_digests: bool = False,
                  work: Path | None = None, store: str | None = None, workers: int = WORKERS):
-        self.con = con or duck.connect()
+        self.con = con or duck.connect(isolated=True)  # threads, cursors, a function
         self.store = store
         self._own_work = work is None
         self.work = Path(tempfile.mkdtemp(prefix="citeaudit-ledger-")) if work is None \

@@ -190,7 +190,7 @@ def sorted_evidence(batches: Iterable[pa.Table], workdir: Path) -> Iterator[pa.R
     finally:
         if writer is not None:
             writer.close()
-    con = duck.connect()
+    con = duck.connect(isolated=True)  # the spill sets instance-wide limits
     try:
         duck.spill_to_disk(con, SORT_MEMORY, Path(workdir) / "duckdb-tmp")
         result = con.sql(duck.sql_text("support/sort_support_evidence"),

@@ -4,11 +4,16 @@ group each module's assets get, and DuckDB's spill settings."""
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
+import time
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from assets._metadata import (
     count_by,
@@ -126,7 +131,11 @@ def test_every_module_names_the_group_of_its_assets() -> None:
 
 
 def test_spill_to_disk_sets_the_limit_and_the_folder(tmp_path: Path) -> None:
-    con = duck.connect()
+    shared = duck.connect()
+    with pytest.raises(ValueError, match="isolated=True"):
+        duck.spill_to_disk(shared, "300MB", tmp_path / "spill")
+    shared.close()
+    con = duck.connect(isolated=True)
     try:
         duck.spill_to_disk(con, "300MB", tmp_path / "spill")
         limit, folder, order = con.sql(
@@ -137,3 +146,51 @@ def test_spill_to_disk_sets_the_limit_and_the_folder(tmp_path: Path) -> None:
     assert limit in ("286.1 MiB", "300.0 MB")  # DuckDB reports it in its own unit
     assert folder == str(tmp_path / "spill")
     assert order is True
+
+
+def _catalog_used_then_dropped(other: duckdb.DuckDBPyConnection) -> str:
+    """The name of a connection's private catalog, after using it beside ``other`` and
+    dropping it (in a frame of its own: a test frame's locals may outlive a ``del``)."""
+    a = duck.connect()
+    a.execute("CREATE TABLE t AS SELECT 1 AS x")
+    a.register("mine", pa.table({"y": [1]}))
+    other.execute("CREATE TABLE t AS SELECT 2 AS x")
+    assert a.sql("SELECT x FROM t").fetchall() == [(1,)]
+    assert other.sql("SELECT x FROM t").fetchall() == [(2,)]
+    with pytest.raises(duckdb.CatalogException):
+        other.sql("SELECT * FROM mine").fetchall()
+    assert a.sql("SELECT current_setting('TimeZone')").fetchall() == [("UTC",)]
+    name = a.sql("SELECT current_database()").fetchall()[0][0]
+    a.close()
+    return name
+
+
+def test_in_memory_connections_have_private_catalogs_detached_when_gone() -> None:
+    b = duck.connect()
+    name = _catalog_used_then_dropped(b)
+    c = duck.connect()  # detaches the catalogs of the connections gone first
+    attached = {r[0] for r in c.sql("SELECT database_name FROM duckdb_databases()").fetchall()}
+    assert name not in attached
+    assert b.sql("SELECT current_database()").fetchall()[0][0] in attached
+
+
+def test_a_forked_child_opens_its_own_duckdb_instance() -> None:
+    parent = duck.connect()
+    parent.execute("CREATE TABLE t AS SELECT 1 AS x")
+    pid = os.fork()
+    if pid == 0:  # DuckDB's worker threads are not in the child: the parent's instance is not used
+        try:
+            ok = duck.connect().sql("SELECT sum(range) FROM range(100000)").fetchall() == [
+                (4999950000,)]
+        except BaseException:  # noqa: BLE001 - reported through the exit status
+            ok = False
+        os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung on DuckDB")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
+    assert parent.sql("SELECT x FROM t").fetchall() == [(1,)]
