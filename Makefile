@@ -27,11 +27,13 @@ install = { $(1)/bin/python -m pip install --quiet uv && \
 # install, by importing them in two processes side by side (about 4,600 modules, 12 s).
 # uv's --compile-bytecode compiled all 21,500 files of the virtualenv instead (28 s of a 37 s
 # install; most of them, such as the SDKs' type modules, are never imported). A module missed
-# here is compiled by the first process that imports it. pywb's virtualenv likewise.
+# here is compiled by the first process that imports it (pytest then also reports the
+# DeprecationWarnings of a library's source, e.g. surt's escapes). pywb's virtualenv likewise.
 WARM_IMPORTS_1 := pipelines.definitions pipelines.celery_app citeaudit.cli dagster_webserver.cli \
 	dagster._daemon dagster_celery dagster_postgres celery.bin.celery
-WARM_IMPORTS_2 := moto.server moto.s3 playwright.sync_api s3fs openai anthropic hypothesis xdist \
-	scipy.stats statsmodels.api krippendorff
+WARM_IMPORTS_2 := moto.server moto.s3 playwright.sync_api s3fs openai anthropic scipy.stats \
+	statsmodels.api krippendorff surt tldextract fastwarc warcio rich.progress pytest xdist execnet \
+	hypothesis.strategies _hypothesis_pytestplugin
 PYWB_WARM_IMPORTS := pywb.apps.cli pywb.manager.manager
 # $(call warm,PYTHON,MODULES): import MODULES with bytecode writing on (a failed import warns)
 warm = env -u PYTHONDONTWRITEBYTECODE $(1) -c 'exec("import importlib, sys\nfor m in sys.argv[1:]:\n try: importlib.import_module(m)\n except Exception as e: print(\"warning:\", m, \"does not import:\", e, file=sys.stderr)")' $(2)
