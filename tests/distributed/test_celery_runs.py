@@ -273,6 +273,33 @@ def test_runs_are_in_postgres_and_steps_ran_on_both_workers(
         assert "succeeded in" in log.read_text(errors="replace"), f"worker {name} ran no step"
 
 
+def test_the_postgres_instance_keeps_its_connections(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deployment's instance (deploy/dagster.postgres.yaml) is the project's, whose Postgres
+    storages share one engine per database in a process and reuse its connections."""
+    from sqlalchemy import event
+
+    from pipelines import postgres_storage
+
+    for key, value in cluster.env.items():
+        if key.startswith(("CITEAUDIT_PG_", "DAGSTER_HOME")):
+            monkeypatch.setenv(key, value)
+    with dg.DagsterInstance.get() as instance:
+        assert isinstance(instance, postgres_storage.Instance)
+        engine = instance.run_storage._engine
+        assert instance.event_log_storage._engine is engine  # one database: one engine
+        opened: list[int] = []
+        event.listen(engine, "connect", lambda *_: opened.append(1))
+        for _ in range(5):
+            instance.get_runs(limit=1)
+            instance.event_log_storage.get_concurrency_keys()
+        assert len(opened) <= 1, f"{len(opened)} connections for 10 statements"
+        assert engine.pool.checkedin() >= 1
+    with dg.DagsterInstance.get() as again:  # a worker builds an instance for every step
+        assert again.run_storage._engine is engine
+
+
 def test_unreachable_services_are_named(
     cluster: Cluster, corpus: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture,
