@@ -49,10 +49,10 @@ def connect(
     """
     if isolated or str(database) != ":memory:":
         con = duckdb.connect(str(database), read_only=read_only, config=dict(OFFLINE_CONFIG))
+        storage.register_duckdb(con)
     else:
         con = _private_catalog()
     con.execute("SET TimeZone = 'UTC'")
-    storage.register_duckdb(con)
     return con
 
 
@@ -61,6 +61,9 @@ class _Shared:
 
     lock = threading.Lock()
     instance: duckdb.DuckDBPyConnection | None = None
+    # the s3fs filesystem registered on the instance: filesystems belong to the instance, not
+    # to a cursor, so a changed object-storage configuration replaces it for every cursor
+    filesystem: Any = None
     names = itertools.count()
     released: list[str] = []
     cursors: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
@@ -76,6 +79,7 @@ def _private_catalog() -> duckdb.DuckDBPyConnection:
     with _Shared.lock:
         if _Shared.instance is None:
             _Shared.instance = duckdb.connect(":memory:", config=dict(OFFLINE_CONFIG))
+        _use_current_filesystem(_Shared.instance)
         for gone in _Shared.released[:]:
             _Shared.released.remove(gone)
             _Shared.instance.execute(f"DETACH DATABASE IF EXISTS {gone}")
@@ -88,10 +92,24 @@ def _private_catalog() -> duckdb.DuckDBPyConnection:
     return con
 
 
+def _use_current_filesystem(instance: duckdb.DuckDBPyConnection) -> None:
+    """Register on the shared instance the s3fs filesystem of the current environment, in
+    place of the one an earlier configuration registered (whose endpoint or credentials may be
+    gone), when this process works on object storage. Called with the lock held."""
+    wanted = storage.duckdb_filesystem()
+    if wanted is None or wanted is _Shared.filesystem:
+        return
+    if _Shared.filesystem is not None:
+        instance.unregister_filesystem("s3")
+    instance.register_filesystem(wanted)
+    _Shared.filesystem = wanted
+
+
 def _after_fork_in_child() -> None:
     if _Shared.instance is not None:
         _Shared.inherited.append(_Shared.instance)
     _Shared.instance, _Shared.lock, _Shared.released = None, threading.Lock(), []
+    _Shared.filesystem = None
     _Shared.cursors = weakref.WeakSet()
 
 

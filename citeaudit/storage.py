@@ -172,9 +172,17 @@ def register_duckdb(con: Any, *paths: object) -> None:
     """Register the s3fs filesystem on a DuckDB connection when any of ``paths`` is remote (or,
     with no paths, whenever s3 is configured by a remote root in this process), so
     ``read_parquet('s3://...')`` works without httpfs."""
+    filesystem = duckdb_filesystem(*paths)
+    if filesystem is not None and not _registered(con):
+        con.register_filesystem(filesystem)
+
+
+def duckdb_filesystem(*paths: object) -> Any | None:
+    """The s3fs filesystem a DuckDB connection needs: when any of ``paths`` is remote (or, with
+    no paths, when a remote root is configured in this process), the one for the current
+    environment; otherwise None."""
     wanted = any(is_remote(p) for p in paths) if paths else _remote_seen()
-    if wanted and not _registered(con):
-        con.register_filesystem(fsspec_filesystem())
+    return fsspec_filesystem() if wanted else None
 
 
 def _registered(con: Any) -> bool:

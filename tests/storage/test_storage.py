@@ -58,6 +58,25 @@ def test_duckdb_reads_s3_globs_without_httpfs(s3_env: MotoS3) -> None:
     assert [(str(d), n) for d, n in rows] == [("2026-11-02", 3), ("2026-11-03", 3)]
 
 
+def test_a_changed_endpoint_replaces_the_shared_instances_filesystem(
+        s3_env: MotoS3, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filesystems belong to the DuckDB instance the in-memory connections share: a connection
+    opened after the object-storage configuration changed reads through the new endpoint, not
+    through the filesystem an earlier configuration registered."""
+    bucket = s3_env.create_bucket("moved")
+    remote = storage.as_root(s3_env.root(bucket, "derived"))
+    storage.use_remote(remote)
+    parquet_io.write_partition(_table(4, "x"), remote, "claims", {"observation_date": "2026-11-02"})
+    glob = parquet_io.dataset_glob(remote, "claims", 1)
+    with monkeypatch.context() as gone:
+        gone.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # the discard port: nothing listens
+        earlier = duck.connect()
+        assert earlier.list_filesystems() == ["s3"]
+        del earlier
+    con = duck.connect()
+    assert con.read_parquet(glob).aggregate("count(*)").fetchall() == [(4,)]
+
+
 def test_reader_never_sees_half_an_object(s3_env: MotoS3) -> None:
     """While a writer replaces a partition again and again with tables of different sizes, every
     read gets one whole table, old or new (a torn object would fail to parse or mix tags)."""
